@@ -1,0 +1,21 @@
+/** What routes reach through `app.services`: configuration and repositories, decorated once at start. */
+import type { Config } from "../config.ts";
+import type { AccountsRepository, Principal } from "../store/accounts.ts";
+import type { CollectionsRepository } from "../store/collections.ts";
+import type { Store } from "../store/database.ts";
+
+export interface Services {
+  config: Config;
+  store: Store;
+  accounts: AccountsRepository;
+  collections: CollectionsRepository;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    services: Services;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * TypeBox schemas shared by routes: they validate requests, serialise responses and become the
+ * OpenAPI document, so the contract is written once.
+ */
+import { type TSchema, Type } from "typebox";
+import { SEED_TYPES } from "../core/seeds.ts";
+
+/** The success envelope around a route's result. */
+export const Envelope = <T extends TSchema>(result: T) =>
+  Type.Object({
+    success: Type.Literal(true),
+    message: Type.Literal("success"),
+    result,
+  });
+
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    message: Type.String({ description: "A sentence saying what went wrong and what to do about it." }),
+    result: Type.Null(),
+    error: Type.Object({
+      code: Type.String({ description: "Machine-readable code, e.g. bad_request, unauthorized, not_found." }),
+      details: Type.Optional(
+        Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+          description: "One entry per offending field or seed.",
+        }),
+      ),
+    }),
+  },
+  { $id: "ErrorEnvelope", title: "Error envelope" },
+);
+
+const errorResponse = (description: string) => ({ ...Type.Ref("ErrorEnvelope"), description });
+
+/** Error responses every authenticated route can give. */
+export const COMMON_ERRORS = {
+  400: errorResponse("Bad request: malformed JSON, a bad field or seed (details name each)."),
+  401: errorResponse("Missing, wrong or revoked SERVICE_ACCESS_KEY / SERVICE_SECRET_KEY."),
+  413: errorResponse("The request body is larger than the configured limit."),
+  429: errorResponse("Too many requests; retry later."),
+  500: errorResponse("Unexpected failure; nothing internal is revealed."),
+};
+export const NOT_FOUND_ERROR = { 404: errorResponse("No such collection, or not visible to this user.") };
+export const FORBIDDEN_ERROR = {
+  403: errorResponse("Action not allowed (team not yours, account suspended)."),
+};
+export const CONFLICT_ERROR = { 409: errorResponse("A collection of that name exists in the account.") };
+
+export const SeedInput = Type.Object(
+  {
+    type: Type.String({ description: `One of ${SEED_TYPES.join(", ")}.`, examples: ["Domain"] }),
+    name: Type.String({ description: "The seed's value, according to its type.", examples: ["example.com"] }),
+  },
+  { additionalProperties: true },
+);
+
+export const Seed = Type.Object({
+  type: Type.String({ enum: [...SEED_TYPES] }),
+  name: Type.String(),
+});
+
+export const SCAN_RATES = ["auto", "on_demand", "daily", "weekly", "monthly"] as const;
+
+export const CollectionName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: "^[a-z0-9_.-]+$",
+  description: "1–64 characters of a-z 0-9 _ - .; unique within the account.",
+});
+
+export const CollectionParams = Type.Object({ collection_name: Type.String() });
+
+export const CollectionBody = Type.Object({
+  name: Type.Optional(CollectionName),
+  seeds: Type.Optional(
+    Type.Array(SeedInput, { maxItems: 10000, description: "Up to 10,000 seeds per request." }),
+  ),
+  team_id: Type.Optional(
+    Type.Union([Type.String(), Type.Integer()], {
+      description: "The team that owns the collection (creation only).",
+    }),
+  ),
+  scan_rate: Type.Optional(
+    Type.String({
+      enum: [...SCAN_RATES],
+      description:
+        "Automatic run rate: auto follows the account status (active daily, trial weekly); a collection may only choose a slower one.",
+    }),
+  ),
+});
+
+export const CreateCollectionBody = Type.Object({ ...CollectionBody.properties, name: CollectionName });
+
+export const Collection = Type.Object({
+  name: Type.String(),
+  team_id: Type.Integer(),
+  scan_rate: Type.String(),
+  created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
+  updated_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
+  seed_count: Type.Integer(),
+  seeds: Type.Array(Seed),
+});
+
+export const SeedsChange = Type.Object({
+  name: Type.String(),
+  seeds_added: Type.Optional(Type.Integer()),
+  seeds_deleted: Type.Optional(Type.Integer()),
+  seed_count: Type.Integer(),
+});

@@ -1,0 +1,175 @@
+/**
+ * One typed configuration: defaults, then `sightline.config.json` (optional, in the working directory or
+ * at SIGHTLINE_CONFIG), then the environment. Checked once at start; every problem is a sentence.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** postgres://… selects PostgreSQL; empty means SQLite in dataDir. */
+  databaseUrl: string;
+  /** redis://… selects the BullMQ queue; empty means runs execute in-process. */
+  redisUrl: string;
+  /** Resolvers as host:port; empty means the system's. */
+  dnsServers: string[];
+  /** CIDRs and names scanning may touch even when denied by default (e.g. 127.0.0.0/8 for the lab). */
+  scanAllow: string[];
+  /** CIDRs and names never scanned, on top of the built-in deny list. */
+  scanDeny: string[];
+  /** `top100`, `top1000`, or a comma-separated list of ports and ranges. */
+  ports: string;
+  depth: number;
+  concurrency: number;
+  perHostConcurrency: number;
+  /** Network operations per second across a run (0 = unlimited). */
+  rateLimit: number;
+  timeoutMs: number;
+  runTimeLimitSeconds: number;
+  runConcurrency: number;
+  /** Largest accepted request body in bytes. */
+  bodyLimit: number;
+  logLevel: string;
+  bootstrapAccessKey: string;
+  bootstrapSecretKey: string;
+  schedulerIntervalSeconds: number;
+}
+
+export const DEFAULTS: Config = {
+  port: 8080,
+  host: "0.0.0.0",
+  dataDir: "./data",
+  databaseUrl: "",
+  redisUrl: "",
+  dnsServers: [],
+  scanAllow: [],
+  scanDeny: [],
+  ports: "top100",
+  depth: 4,
+  concurrency: 200,
+  perHostConcurrency: 64,
+  rateLimit: 0,
+  timeoutMs: 3000,
+  runTimeLimitSeconds: 3600,
+  runConcurrency: 2,
+  bodyLimit: 1024 * 1024,
+  logLevel: "info",
+  bootstrapAccessKey: "",
+  bootstrapSecretKey: "",
+  schedulerIntervalSeconds: 60,
+};
+
+/** Environment variable → configuration key. */
+const ENVIRONMENT: Record<string, keyof Config> = {
+  PORT: "port",
+  HOST: "host",
+  SIGHTLINE_DATA_DIR: "dataDir",
+  DATABASE_URL: "databaseUrl",
+  REDIS_URL: "redisUrl",
+  SIGHTLINE_DNS_SERVERS: "dnsServers",
+  SIGHTLINE_SCAN_ALLOW: "scanAllow",
+  SIGHTLINE_SCAN_DENY: "scanDeny",
+  SIGHTLINE_PORTS: "ports",
+  SIGHTLINE_DEPTH: "depth",
+  SIGHTLINE_CONCURRENCY: "concurrency",
+  SIGHTLINE_PER_HOST_CONCURRENCY: "perHostConcurrency",
+  SIGHTLINE_RATE_LIMIT: "rateLimit",
+  SIGHTLINE_TIMEOUT_MS: "timeoutMs",
+  SIGHTLINE_RUN_TIME_LIMIT: "runTimeLimitSeconds",
+  SIGHTLINE_RUN_CONCURRENCY: "runConcurrency",
+  SIGHTLINE_BODY_LIMIT: "bodyLimit",
+  LOG_LEVEL: "logLevel",
+  SIGHTLINE_BOOTSTRAP_ACCESS_KEY: "bootstrapAccessKey",
+  SIGHTLINE_BOOTSTRAP_SECRET_KEY: "bootstrapSecretKey",
+  SIGHTLINE_SCHEDULER_INTERVAL: "schedulerIntervalSeconds",
+};
+
+export class ConfigError extends Error {}
+
+function coerce(key: keyof Config, raw: unknown, source: string): unknown {
+  const expected = DEFAULTS[key];
+  if (Array.isArray(expected)) {
+    if (Array.isArray(raw)) return raw.map(String);
+    if (typeof raw === "string")
+      return raw
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean);
+    throw new ConfigError(`${source} must be a list (comma-separated in the environment)`);
+  }
+  if (typeof expected === "number") {
+    const value = typeof raw === "number" ? raw : Number(String(raw).trim());
+    if (!Number.isInteger(value) || value < 0)
+      throw new ConfigError(`${source} must be a whole number ≥ 0, not "${raw}"`);
+    return value;
+  }
+  if (typeof raw !== "string") throw new ConfigError(`${source} must be a string`);
+  return raw;
+}
+
+function check(config: Config): void {
+  if (config.port > 65535)
+    throw new ConfigError(`PORT must be 0–65535 (0 picks a free port), not ${config.port}`);
+  if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl))
+    throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
+  if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl))
+    throw new ConfigError("REDIS_URL must start with redis:// or rediss://");
+  for (const server of config.dnsServers) {
+    if (!/^(\[[0-9a-f:.]+\]|[0-9.]+)(:\d{1,5})?$/i.test(server))
+      throw new ConfigError(
+        `SIGHTLINE_DNS_SERVERS entry "${server}" must be an IP address with an optional :port`,
+      );
+  }
+  if (config.depth < 1 || config.depth > 10) throw new ConfigError("SIGHTLINE_DEPTH must be 1–10");
+  if (config.concurrency < 1) throw new ConfigError("SIGHTLINE_CONCURRENCY must be at least 1");
+  if (config.perHostConcurrency < 1)
+    throw new ConfigError("SIGHTLINE_PER_HOST_CONCURRENCY must be at least 1");
+  if (config.runConcurrency < 1) throw new ConfigError("SIGHTLINE_RUN_CONCURRENCY must be at least 1");
+  if (config.runTimeLimitSeconds < 1)
+    throw new ConfigError("SIGHTLINE_RUN_TIME_LIMIT must be at least 1 second");
+  if (config.schedulerIntervalSeconds < 1)
+    throw new ConfigError("SIGHTLINE_SCHEDULER_INTERVAL must be at least 1");
+  if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
+  if (config.bodyLimit < 1024) throw new ConfigError("SIGHTLINE_BODY_LIMIT must be at least 1024 bytes");
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(config.logLevel))
+    throw new ConfigError("LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent");
+  if (Boolean(config.bootstrapAccessKey) !== Boolean(config.bootstrapSecretKey))
+    throw new ConfigError(
+      "set both SIGHTLINE_BOOTSTRAP_ACCESS_KEY and SIGHTLINE_BOOTSTRAP_SECRET_KEY, or neither",
+    );
+}
+
+/** Builds the configuration from defaults, the optional file, the environment and explicit overrides. */
+export function loadConfig(
+  environment: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const config: Record<string, unknown> = { ...DEFAULTS };
+  const file = resolve(environment.SIGHTLINE_CONFIG ?? "sightline.config.json");
+  if (existsSync(file)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch (error) {
+      throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new ConfigError(`${file} must hold a JSON object`);
+    for (const [key, value] of Object.entries(parsed)) {
+      if (!(key in DEFAULTS))
+        throw new ConfigError(
+          `${file} has unknown setting "${key}"; known: ${Object.keys(DEFAULTS).join(", ")}`,
+        );
+      config[key] = coerce(key as keyof Config, value, `${file}: ${key}`);
+    }
+  }
+  for (const [variable, key] of Object.entries(ENVIRONMENT)) {
+    const value = environment[variable];
+    if (value !== undefined && value !== "") config[key] = coerce(key, value, variable);
+  }
+  Object.assign(config, overrides);
+  check(config as unknown as Config);
+  return config as unknown as Config;
+}

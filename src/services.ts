@@ -1,0 +1,18 @@
+/** Opens the store and the repositories every entry point (server, worker, CLI) shares. */
+import type { Services } from "./api/context.ts";
+import type { Config } from "./config.ts";
+import { AccountsRepository } from "./store/accounts.ts";
+import { CollectionsRepository } from "./store/collections.ts";
+import { openStore } from "./store/database.ts";
+import { migrateToLatest } from "./store/migrate.ts";
+
+export async function openServices(config: Config, options: { migrate?: boolean } = {}): Promise<Services> {
+  const store = openStore(config);
+  if (options.migrate !== false) await migrateToLatest(store);
+  return {
+    config,
+    store,
+    accounts: new AccountsRepository(store.db),
+    collections: new CollectionsRepository(store.db),
+  };
+}

@@ -1,0 +1,216 @@
+/** Repository of accounts, teams, users, memberships and API keys. */
+import type { Kysely } from "kysely";
+import { nowIso } from "../core/formats.ts";
+import { DECOY_HASH, generateAccessKey, generateSecretKey, hashSecret, verifySecret } from "./keys.ts";
+import type { AccountStatus, Database } from "./schema.ts";
+
+export interface Principal {
+  userId: number;
+  userName: string;
+  accountId: number;
+  accountStatus: AccountStatus;
+  isAdmin: boolean;
+  defaultTeamId: number | null;
+  teamIds: number[];
+}
+
+export interface IssuedKey {
+  id: number;
+  accessKey: string;
+  secretKey: string;
+}
+
+export class AccountsRepository {
+  readonly db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
+
+  async countUsers(): Promise<number> {
+    const row = await this.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async createAccount(name: string, status: AccountStatus) {
+    return this.db
+      .insertInto("accounts")
+      .values({ name, status, created_at: nowIso() })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  listAccounts() {
+    return this.db.selectFrom("accounts").selectAll().orderBy("id").execute();
+  }
+
+  findAccount(ref: string) {
+    return this.db
+      .selectFrom("accounts")
+      .selectAll()
+      .where((eb) =>
+        /^\d+$/.test(ref) ? eb.or([eb("id", "=", Number(ref)), eb("name", "=", ref)]) : eb("name", "=", ref),
+      )
+      .executeTakeFirst();
+  }
+
+  async setAccountStatus(id: number, status: AccountStatus) {
+    await this.db.updateTable("accounts").set({ status }).where("id", "=", id).execute();
+  }
+
+  async createTeam(accountId: number, name: string) {
+    return this.db
+      .insertInto("teams")
+      .values({ account_id: accountId, name, created_at: nowIso() })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  listTeams(accountId?: number) {
+    let query = this.db.selectFrom("teams").selectAll().orderBy("id");
+    if (accountId !== undefined) query = query.where("account_id", "=", accountId);
+    return query.execute();
+  }
+
+  findTeam(ref: string) {
+    return this.db
+      .selectFrom("teams")
+      .selectAll()
+      .where((eb) => (/^\d+$/.test(ref) ? eb("id", "=", Number(ref)) : eb("name", "=", ref)))
+      .executeTakeFirst();
+  }
+
+  async createUser(accountId: number, name: string, teamId: number, isAdmin = false) {
+    return this.db.transaction().execute(async (trx) => {
+      const user = await trx
+        .insertInto("users")
+        .values({
+          account_id: accountId,
+          name,
+          is_admin: isAdmin ? 1 : 0,
+          default_team_id: teamId,
+          created_at: nowIso(),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await trx.insertInto("team_members").values({ team_id: teamId, user_id: user.id }).execute();
+      return user;
+    });
+  }
+
+  listUsers(accountId?: number) {
+    let query = this.db.selectFrom("users").selectAll().orderBy("id");
+    if (accountId !== undefined) query = query.where("account_id", "=", accountId);
+    return query.execute();
+  }
+
+  findUser(ref: string) {
+    return this.db
+      .selectFrom("users")
+      .selectAll()
+      .where((eb) => (/^\d+$/.test(ref) ? eb("id", "=", Number(ref)) : eb("name", "=", ref)))
+      .executeTakeFirst();
+  }
+
+  async addMember(teamId: number, userId: number) {
+    await this.db
+      .insertInto("team_members")
+      .values({ team_id: teamId, user_id: userId })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+
+  async removeMember(teamId: number, userId: number) {
+    await this.db
+      .deleteFrom("team_members")
+      .where("team_id", "=", teamId)
+      .where("user_id", "=", userId)
+      .execute();
+  }
+
+  async teamIdsOf(userId: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom("team_members")
+      .select("team_id")
+      .where("user_id", "=", userId)
+      .execute();
+    return rows.map((row) => row.team_id);
+  }
+
+  /** Issues a key pair; the secret is returned this once and only its hash is stored. */
+  async issueKey(userId: number, given?: { accessKey: string; secretKey: string }): Promise<IssuedKey> {
+    const accessKey = given?.accessKey ?? generateAccessKey();
+    const secretKey = given?.secretKey ?? generateSecretKey();
+    const row = await this.db
+      .insertInto("api_keys")
+      .values({
+        user_id: userId,
+        access_key: accessKey,
+        secret_hash: hashSecret(secretKey),
+        created_at: nowIso(),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    return { id: row.id, accessKey, secretKey };
+  }
+
+  listKeys(userId?: number) {
+    let query = this.db
+      .selectFrom("api_keys")
+      .innerJoin("users", "users.id", "api_keys.user_id")
+      .select([
+        "api_keys.id",
+        "api_keys.access_key",
+        "users.name as user",
+        "api_keys.created_at",
+        "api_keys.revoked_at",
+      ])
+      .orderBy("api_keys.id");
+    if (userId !== undefined) query = query.where("api_keys.user_id", "=", userId);
+    return query.execute();
+  }
+
+  /** Revokes by access key or id; answers whether a live key was revoked. */
+  async revokeKey(ref: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("api_keys")
+      .set({ revoked_at: nowIso() })
+      .where((eb) => (/^\d+$/.test(ref) ? eb("id", "=", Number(ref)) : eb("access_key", "=", ref)))
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** The user behind a key pair, or undefined for an unknown, wrong or revoked pair. */
+  async authenticate(accessKey: string, secretKey: string): Promise<Principal | undefined> {
+    const row = await this.db
+      .selectFrom("api_keys")
+      .innerJoin("users", "users.id", "api_keys.user_id")
+      .innerJoin("accounts", "accounts.id", "users.account_id")
+      .select([
+        "api_keys.secret_hash",
+        "api_keys.revoked_at",
+        "users.id as user_id",
+        "users.name as user_name",
+        "users.is_admin",
+        "users.default_team_id",
+        "accounts.id as account_id",
+        "accounts.status",
+      ])
+      .where("api_keys.access_key", "=", accessKey)
+      .executeTakeFirst();
+    const matches = verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
+    if (!row || !matches || row.revoked_at !== null) return undefined;
+    return {
+      userId: row.user_id,
+      userName: row.user_name,
+      accountId: row.account_id,
+      accountStatus: row.status,
+      isAdmin: row.is_admin === 1,
+      defaultTeamId: row.default_team_id,
+      teamIds: await this.teamIdsOf(row.user_id),
+    };
+  }
+}

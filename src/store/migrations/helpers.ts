@@ -1,0 +1,21 @@
+/** Column shapes that differ by dialect, defined once for every migration. */
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from "kysely";
+import type { Dialect } from "../database.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema as it was, not as typed now
+export type MigrationDb = Kysely<any>;
+
+export interface DialectMigration {
+  up(db: MigrationDb, dialect: Dialect): Promise<void>;
+}
+
+/** An auto-incrementing integer primary key named `id`. */
+export function withId<T extends string>(table: CreateTableBuilder<T, never>, dialect: Dialect) {
+  return dialect === "postgres"
+    ? table.addColumn("id", "serial", (c) => c.primaryKey())
+    : table.addColumn("id", "integer", (c) => c.primaryKey().autoIncrement());
+}
+
+/** A foreign key that removes the row with its parent. */
+export const cascade = (target: string) => (c: ColumnDefinitionBuilder) =>
+  c.references(target).onDelete("cascade").notNull();

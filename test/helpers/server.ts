@@ -1,0 +1,95 @@
+/** A real Sightline server on an ephemeral port over a test store, and a small HTTP client for it. */
+import { type Config, loadConfig } from "../../src/config.ts";
+import { type RunningServer, startServer } from "../../src/server.ts";
+import { createTestStore, type TestStore } from "./stores.ts";
+
+export interface Keys {
+  accessKey: string;
+  secretKey: string;
+}
+
+export interface TestServer {
+  server: RunningServer;
+  store: TestStore;
+  url: string;
+  admin: Keys;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  keys?: Keys | null;
+  body?: unknown;
+  /** Sent as is, for malformed bodies. */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  body: any;
+  text: string;
+}
+
+export const BOOTSTRAP_KEYS: Keys = {
+  accessKey: "SLTESTADMINKEY",
+  secretKey: "test-admin-secret-0123456789abcdef",
+};
+
+export async function startTestServer(
+  dialect: "sqlite" | "postgres",
+  overrides: Partial<Config> = {},
+): Promise<TestServer> {
+  const store = await createTestStore(dialect);
+  const config = loadConfig(
+    {},
+    {
+      ...store.config,
+      port: 0,
+      host: "127.0.0.1",
+      logLevel: "silent",
+      bootstrapAccessKey: BOOTSTRAP_KEYS.accessKey,
+      bootstrapSecretKey: BOOTSTRAP_KEYS.secretKey,
+      ...overrides,
+    },
+  );
+  const server = await startServer(config);
+  const request = async (
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<TestResponse> => {
+    const keys = options.keys === undefined ? BOOTSTRAP_KEYS : options.keys;
+    const headers: Record<string, string> = { ...options.headers };
+    if (keys) {
+      headers.SERVICE_ACCESS_KEY = keys.accessKey;
+      headers.SERVICE_SECRET_KEY = keys.secretKey;
+    }
+    let body: string | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
+    const response = await fetch(`${server.url}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+  return {
+    server,
+    store,
+    url: server.url,
+    admin: BOOTSTRAP_KEYS,
+    request,
+    async close() {
+      await server.close();
+      await store.drop();
+    },
+  };
+}

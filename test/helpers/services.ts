@@ -1,0 +1,33 @@
+/**
+ * Where tests find PostgreSQL and Redis. With CI set, a missing service fails the test; elsewhere the
+ * test is skipped with a sentence saying why.
+ */
+import { connect } from "node:net";
+
+export const POSTGRES_URL =
+  process.env.SIGHTLINE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const REDIS_URL = process.env.SIGHTLINE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port), timeout: 1000 });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** undefined when the service may be used; otherwise the reason to skip. Throws under CI. */
+export async function serviceSkipReason(name: string, url: string): Promise<string | undefined> {
+  if (await reachable(url)) return undefined;
+  const reason = `${name} is not reachable at ${url}`;
+  if (process.env.CI) throw new Error(`${reason}, and CI requires it`);
+  return `${reason}; skipping its tests (they are required when CI is set)`;
+}
