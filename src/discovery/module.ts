@@ -1,0 +1,75 @@
+/**
+ * What a discovery capability is (after BBOT and Intrigue Core): a module that consumes entities of
+ * some kinds and produces new entities, details and issues. Modules never schedule each other; the
+ * engine (src/discovery/engine.ts) owns queues, scope, depth and de-duplication.
+ */
+
+/** Entity kinds; the wire type name is `Service::Entity::<Kind>`. */
+export type EntityKind =
+  | "Domain"
+  | "DnsRecord"
+  | "IpAddress"
+  | "Nameserver"
+  | "NetBlock"
+  | "NetworkService"
+  | "SslCertificate"
+  | "Uri"
+  | "Organization";
+
+export interface EntityRef {
+  kind: EntityKind;
+  name: string;
+}
+
+/** An entity a module found, with what it learned about it. */
+export interface FoundEntity extends EntityRef {
+  details?: Record<string, unknown>;
+  /** Other entities that are the same thing seen another way (a name and its addresses). */
+  aliases?: EntityRef[];
+  /** Recorded but not shown by default (e.g. wildcard answers). */
+  hidden?: boolean;
+}
+
+/** A weakness a module found on an entity (severity 1 critical … 5 informational). */
+export interface FoundIssue {
+  name: string;
+  prettyName: string;
+  severity: 1 | 2 | 3 | 4 | 5;
+  confidence: "confirmed" | "potential";
+  category: string;
+  description: string;
+  remediation: string;
+  references: Array<{ type: string; uri: string }>;
+  entity: EntityRef;
+  /** Proof and issue-specific fields (request, uri, status, affected_software, …). */
+  details: Record<string, unknown>;
+}
+
+export interface DiscoveryContext {
+  /** The run's abort signal (cancel, time limit, shutdown). Every network operation honours it. */
+  signal: AbortSignal;
+  /** Discovery settings from the configuration (resolvers, ports, limits, timeouts). */
+  settings: DiscoverySettings;
+  emit(entity: FoundEntity): void;
+  raise(issue: FoundIssue): void;
+  /** A note on the run (a seed that did not resolve, a name server that timed out). */
+  note(message: string): void;
+  /** Is this address allowed to be touched (deny and allow lists)? */
+  mayTouch(address: string): boolean;
+}
+
+export interface DiscoverySettings {
+  dnsServers: string[];
+  ports: number[];
+  timeoutMs: number;
+  concurrency: number;
+  perHostConcurrency: number;
+  rateLimit: number;
+}
+
+export interface DiscoveryModule {
+  name: string;
+  consumes: EntityKind[];
+  produces: EntityKind[];
+  run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
+}
