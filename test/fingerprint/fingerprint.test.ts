@@ -8,7 +8,9 @@ import {
   murmur3,
   toFingerprints,
 } from "../../src/discovery/fingerprint/fingerprint.ts";
-import type { HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
+import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
+import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
+import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
@@ -174,5 +176,59 @@ describe("spec fingerprints with CVEs", () => {
     assert.equal(vague.fingerprint.inference, false);
     assert.deepEqual(vague.fingerprint.vulns, []);
     assert.equal(vague.fingerprint.cpe, "cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*");
+  });
+});
+
+describe("banner fingerprint module", () => {
+  let testStore: TestStore;
+  let store: Store;
+  before(async () => {
+    testStore = await createTestStore("sqlite");
+    store = openStore(testStore.config);
+    await migrateToLatest(store);
+  });
+  after(async () => {
+    await store.close();
+    await testStore.drop();
+  });
+
+  const run = async (banner: string) => {
+    const emitted: FoundEntity[] = [];
+    const raised: FoundIssue[] = [];
+    const ctx: DiscoveryContext = {
+      signal: new AbortController().signal,
+      settings: {
+        dnsServers: [],
+        ports: [],
+        timeoutMs: 1000,
+        concurrency: 1,
+        perHostConcurrency: 1,
+        rateLimit: 0,
+      },
+      emit: (entity) => emitted.push(entity),
+      raise: (issue) => raised.push(issue),
+      note: () => {},
+      mayTouch: () => true,
+    };
+    const entity: FoundEntity = { kind: "NetworkService", name: "127.0.0.1:21/tcp", details: { banner } };
+    await createFingerprintModule({ cves: new VulnerabilityRepository(store.db) }).run(entity, ctx);
+    return { emitted, raised };
+  };
+
+  it("puts the product on the service and raises the backdoor CVE of vsftpd 2.3.4", async () => {
+    const { emitted, raised } = await run("220 (vsFTPd 2.3.4)\r\n");
+    assert.equal(emitted.length, 1);
+    const [fingerprint] = emitted[0].details?.fingerprint as Fingerprint[];
+    assert.equal(fingerprint.cpe, "cpe:2.3:a:vsftpd_project:vsftpd:2.3.4:*:*:*:*:*:*:*");
+    assert.deepEqual(emitted[0].details?.products, [["vsftpd", "2.3.4"]]);
+    assert.deepEqual(
+      raised.map((issue) => [issue.name, issue.severity, issue.confidence, issue.entity.name]),
+      [["inferred_cve_2011_2523", 1, "potential", "127.0.0.1:21/tcp"]],
+    );
+  });
+
+  it("raises nothing for a patched version or an unknown banner", async () => {
+    assert.deepEqual((await run("220 (vsFTPd 3.0.5)\r\n")).raised, []);
+    assert.deepEqual((await run("220 Welcome\r\n")).emitted, []);
   });
 });
