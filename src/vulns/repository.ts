@@ -213,6 +213,12 @@ export class VulnerabilityRepository {
     return this.describe(hits);
   }
 
+  /** CVE details (and KEV entries) for the given ids, e.g. for the vulnerabilities result. */
+  async cvesById(ids: string[]): Promise<Map<string, MatchedCve>> {
+    const found = await this.describe(new Map(ids.map((id) => [id, ""])));
+    return new Map(found.map((cve) => [cve.cve, cve]));
+  }
+
   /** CVE details (and KEV entries) for the given ids, keyed to the criterion that matched. */
   private async describe(hits: Map<string, string>): Promise<MatchedCve[]> {
     if (hits.size === 0) return [];
