@@ -53,6 +53,20 @@ async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Databas
   return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
+/** The stored content hash of each of the ids that the table already has. */
+async function knownHashes(db: Kysely<Database>, table: "vuln_cves" | "vuln_kev", ids: string[]) {
+  const known = new Map<string, string>();
+  for (const part of chunks(ids, 500)) {
+    const rows = await db
+      .selectFrom(table)
+      .select(["cve_id", "record_hash"])
+      .where("cve_id", "in", part)
+      .execute();
+    for (const row of rows) known.set(row.cve_id, row.record_hash);
+  }
+  return known;
+}
+
 /** Is the version of `product` within what `criterion` describes? Both are unescaped, lower-case. */
 export function criterionMatches(criterion: CpeMatchRow, product: Cpe): boolean {
   if (!sameSoftware(criterion, product)) return false;
@@ -106,15 +120,7 @@ export class VulnerabilityRepository {
         counts.skipped += rejected.length;
       }
       if (byId.size === 0) return counts;
-      const known = new Map<string, string>();
-      for (const ids of chunks([...byId.keys()], 500)) {
-        const rows = await trx
-          .selectFrom("vuln_cves")
-          .select(["cve_id", "record_hash"])
-          .where("cve_id", "in", ids)
-          .execute();
-        for (const row of rows) known.set(row.cve_id, row.record_hash);
-      }
+      const known = await knownHashes(trx, "vuln_cves", [...byId.keys()]);
       const fresh: CveRecord[] = [];
       const changed: CveRecord[] = [];
       for (const record of byId.values()) {
@@ -156,15 +162,7 @@ export class VulnerabilityRepository {
     const byId = new Map(entries.map((entry) => [entry.cve_id, entry]));
     if (byId.size === 0) return counts;
     return inTransaction(this.db, async (trx) => {
-      const known = new Map<string, string>();
-      for (const ids of chunks([...byId.keys()], 500)) {
-        const rows = await trx
-          .selectFrom("vuln_kev")
-          .select(["cve_id", "record_hash"])
-          .where("cve_id", "in", ids)
-          .execute();
-        for (const row of rows) known.set(row.cve_id, row.record_hash);
-      }
+      const known = await knownHashes(trx, "vuln_kev", [...byId.keys()]);
       const fresh: VulnKevTable[] = [];
       for (const entry of byId.values()) {
         const hash = known.get(entry.cve_id);

@@ -16,6 +16,19 @@ import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
 import { createTestStore, type TestStore } from "../helpers/stores.ts";
 
+// One store with the shipped vulnerability database serves every test that looks CVEs up.
+let testStore: TestStore;
+let store: Store;
+before(async () => {
+  testStore = await createTestStore("sqlite");
+  store = openStore(testStore.config);
+  await migrateToLatest(store);
+});
+after(async () => {
+  await store.close();
+  await testStore.drop();
+});
+
 const evidence = (over: Partial<HttpEvidence>): HttpEvidence => ({
   url: "http://www.acme.test/",
   headers: [],
@@ -132,18 +145,6 @@ describe("favicon hashes", () => {
 });
 
 describe("spec fingerprints with CVEs", () => {
-  let testStore: TestStore;
-  let store: Store;
-  before(async () => {
-    testStore = await createTestStore("sqlite");
-    store = openStore(testStore.config);
-    await migrateToLatest(store);
-  });
-  after(async () => {
-    await store.close();
-    await testStore.drop();
-  });
-
   it("has exactly the spec's fields, and infers CVEs only from precise versions", async () => {
     const detections = fingerprintHttp(evidence({ headers: [["server", "Apache/2.4.49"]] }));
     const [apache] = await toFingerprints(detections, new VulnerabilityRepository(store.db));
@@ -180,18 +181,6 @@ describe("spec fingerprints with CVEs", () => {
 });
 
 describe("banner fingerprint module", () => {
-  let testStore: TestStore;
-  let store: Store;
-  before(async () => {
-    testStore = await createTestStore("sqlite");
-    store = openStore(testStore.config);
-    await migrateToLatest(store);
-  });
-  after(async () => {
-    await store.close();
-    await testStore.drop();
-  });
-
   const run = async (banner: string) => {
     const emitted: FoundEntity[] = [];
     const raised: FoundIssue[] = [];
