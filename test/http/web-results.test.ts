@@ -120,3 +120,41 @@ describe("web results", () => {
     );
   });
 });
+
+describe("issues result", () => {
+  it("writes a raised check in the spec's Issue shape", async () => {
+    const { issueItem, IssueItem } = await import("../../src/results/issues.ts");
+    const { exposedGitRepository, issueOf } = await import("../../src/discovery/checks/web.ts");
+    const found = issueOf(
+      exposedGitRepository,
+      { kind: "Uri", name: "http://www.acme.test:80" },
+      {
+        request: {
+          method: "GET",
+          url: "http://www.acme.test/.git/HEAD",
+          headers: {},
+          hostname: "www.acme.test",
+        },
+        status: "200",
+        uri: "http://www.acme.test/.git/HEAD",
+      },
+    );
+    const item = issueItem({
+      ...found,
+      id: 7,
+      entityKind: found.entity.kind,
+      entityName: found.entity.name,
+      scoped: true,
+      firstSeen: "2026-11-22T10:00:00.000Z",
+      lastSeen: "2026-11-22T10:00:00.000Z",
+      aliasGroup: 3,
+      organization: "",
+    });
+    assert.ok(Value.Check(IssueItem, item));
+    assert.equal(item.severity, "0.2e1");
+    assert.equal(item.entity_type, "Service::Entity::Uri");
+    assert.equal(item.details.status, "200");
+    assert.equal(item.details.pretty_name, "Git repository exposed");
+    assert.equal(item.first_seen, "2026-11-22 10:00:00 UTC");
+  });
+});
