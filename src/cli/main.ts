@@ -6,6 +6,7 @@ import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
 import { CliError } from "./output.ts";
+import { registerVulndbCommands } from "./vulndb.ts";
 
 const program = new Command("sightline")
   .description("Sightline: self-hosted attack-surface management")
@@ -47,6 +48,7 @@ program
   });
 
 registerAdminCommands(program);
+registerVulndbCommands(program);
 
 try {
   await program.parseAsync(process.argv);
