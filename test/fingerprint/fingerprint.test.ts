@@ -207,7 +207,7 @@ describe("banner fingerprint module", () => {
   it("puts the product on the service and raises the backdoor CVE of vsftpd 2.3.4", async () => {
     const { emitted, raised } = await run("220 (vsFTPd 2.3.4)\r\n");
     assert.equal(emitted.length, 1);
-    const [fingerprint] = emitted[0].details?.fingerprint as Fingerprint[];
+    const [fingerprint] = (emitted[0].details?.fingerprint ?? []) as Fingerprint[];
     assert.equal(fingerprint.cpe, "cpe:2.3:a:vsftpd_project:vsftpd:2.3.4:*:*:*:*:*:*:*");
     assert.deepEqual(emitted[0].details?.products, [["vsftpd", "2.3.4"]]);
     assert.deepEqual(
