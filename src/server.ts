@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.ts";
 import type { Services } from "./api/context.ts";
+import type { LogSettings } from "./api/logging.ts";
 import type { Config } from "./config.ts";
 import { openServices } from "./services.ts";
 import { bootstrapFirstUser } from "./store/bootstrap.ts";
@@ -15,7 +16,7 @@ export interface RunningServer {
 
 export async function startServer(
   config: Config,
-  options: { logger?: boolean | object; announce?: (line: string) => void } = {},
+  options: { logger?: boolean | LogSettings; announce?: (line: string) => void } = {},
 ): Promise<RunningServer> {
   const services = await openServices(config);
   const announce = options.announce ?? (() => {});

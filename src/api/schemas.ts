@@ -61,6 +61,9 @@ export const Seed = Type.Object({
 
 export const SCAN_RATES = ["auto", "on_demand", "daily", "weekly", "monthly"] as const;
 
+/** What a collection name may be; also checked before a name from a path is looked up. */
+export const COLLECTION_NAME = /^[a-z0-9_.-]{1,64}$/;
+
 export const CollectionName = Type.String({
   minLength: 1,
   maxLength: 64,

@@ -1,5 +1,6 @@
 /** The `sightline` command. */
 import { Command, CommanderError } from "commander";
+import { registerAuditCommands } from "../audit/cli.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { startServer } from "../server.ts";
 import { openStore } from "../store/database.ts";
@@ -19,7 +20,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const server = await startServer(config, {
-      logger: { level: config.logLevel, redact: ["req.headers.service_secret_key"] },
+      logger: { level: config.logLevel },
       announce: (line) => console.log(line),
     });
     let stopping = false;
@@ -48,6 +49,7 @@ program
   });
 
 registerAdminCommands(program);
+registerAuditCommands(program);
 registerVulndbCommands(program);
 
 try {

@@ -22,8 +22,11 @@ export interface IssuedKey {
 
 export class AccountsRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  readonly #verifySecret: typeof verifySecret;
+  /** `verifySecret` is replaceable so tests can see that every failed pair costs exactly one verification. */
+  constructor(db: Kysely<Database>, options: { verifySecret?: typeof verifySecret } = {}) {
     this.db = db;
+    this.#verifySecret = options.verifySecret ?? verifySecret;
   }
 
   async countUsers(): Promise<number> {
@@ -172,6 +175,24 @@ export class AccountsRepository {
     return query.execute();
   }
 
+  /** A key (by access key or id) with its user and account, never its hash. */
+  findKey(ref: string) {
+    return this.db
+      .selectFrom("api_keys")
+      .innerJoin("users", "users.id", "api_keys.user_id")
+      .select([
+        "api_keys.id",
+        "api_keys.access_key",
+        "users.name as user",
+        "users.account_id",
+        "api_keys.revoked_at",
+      ])
+      .where((eb) =>
+        /^\d+$/.test(ref) ? eb("api_keys.id", "=", Number(ref)) : eb("api_keys.access_key", "=", ref),
+      )
+      .executeTakeFirst();
+  }
+
   /** Revokes by access key or id; answers whether a live key was revoked. */
   async revokeKey(ref: string): Promise<boolean> {
     const result = await this.db
@@ -201,7 +222,9 @@ export class AccountsRepository {
       ])
       .where("api_keys.access_key", "=", accessKey)
       .executeTakeFirst();
-    const matches = verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
+    // One verification whatever is wrong (unknown access key, wrong secret, revoked key): the answer takes
+    // the same time, so timing does not tell an attacker which access keys exist.
+    const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
     return {
       userId: row.user_id,

@@ -23,7 +23,12 @@ export interface Store {
 
 export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Store {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
+    // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: 10,
+      connectionTimeoutMillis: 5000,
+    });
     // An idle client losing its server (a PostgreSQL restart) must not crash the process.
     pool.on("error", () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
