@@ -32,6 +32,15 @@ function decodedPath(url: string): string {
   }
 }
 
+/**
+ * The access key for a log line when it has the shape of one we issue; anything else could be a secret
+ * pasted into the wrong header, so it is not written down.
+ */
+function loggableAccessKey(value: unknown): string | null {
+  if (typeof value !== "string" || value === "") return null;
+  return /^SL[0-9A-Z]{8,40}$/.test(value) ? value : "(not shown: not shaped like an access key)";
+}
+
 const MISSING =
   "Send your API key pair in the SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY headers (with underscores: a reverse proxy in front may drop such headers unless told to keep them).";
 const INVALID = "The API key pair is not valid or has been revoked; check both keys or ask for a new pair.";
@@ -63,6 +72,10 @@ export const authentication = fp(async (app: FastifyInstance) => {
     }
     // request.ip honours X-Forwarded-For only from proxies listed in SIGHTLINE_TRUST_PROXY.
     const wait = limiter.fail(request.ip);
+    request.log.info(
+      { accessKey: loggableAccessKey(accessKey), rateLimited: wait > 0 },
+      "authentication failed",
+    );
     if (wait > 0) {
       failures.inc({ outcome: "rate_limited" });
       reply.header("retry-after", String(wait));
