@@ -29,8 +29,11 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
       max: 10,
       connectionTimeoutMillis: 5000,
     });
-    // An idle client losing its server (a PostgreSQL restart) must not crash the process.
+    // A client losing its server (a PostgreSQL restart, a cut network) must not crash the process: the
+    // pool reports idle ones here, and a checked-out one would emit 'error' with no listener (Kysely adds
+    // none), which Node turns into an uncaught exception. Its query fails anyway and the pool drops it.
     pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = "";

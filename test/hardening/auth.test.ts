@@ -7,13 +7,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { KyselyPlugin } from "kysely";
 import { FailureLimiter } from "../../src/api/failure-limit.ts";
-import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { verifySecret } from "../../src/store/keys.ts";
 import { BOOTSTRAP_KEYS, type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
 import { createTestStore, dialects } from "../helpers/stores.ts";
-import { assertErrorEnvelope, rawRequest } from "./surface.ts";
+import { assertErrorEnvelope, rawRequest, testConfig } from "./surface.ts";
 
 const keyHeaders = (keys: Keys) => ({
   SERVICE_ACCESS_KEY: keys.accessKey,
@@ -183,17 +182,7 @@ describe("secrets never reach the logs", () => {
   test("debug-level logs of good, bad and failing requests hold no secret, and carry request ids", async () => {
     const store = await createTestStore("sqlite");
     const lines: string[] = [];
-    const config = loadConfig(
-      {},
-      {
-        ...store.config,
-        port: 0,
-        host: "127.0.0.1",
-        bootstrapAccessKey: BOOTSTRAP_KEYS.accessKey,
-        bootstrapSecretKey: BOOTSTRAP_KEYS.secretKey,
-      },
-    );
-    const server = await startServer(config, {
+    const server = await startServer(testConfig(store), {
       logger: { level: "trace", stream: { write: (line: string) => void lines.push(line) } },
     });
     const wrongSecret = "wrong-secret-that-must-not-be-logged-42";
