@@ -4,7 +4,7 @@
  * write theirs in the same transaction as the change, so an acknowledged change always has its entry.
  */
 import { hostname, userInfo } from "node:os";
-import type { Kysely } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { nowIso } from "../core/formats.ts";
 import type { Principal } from "../store/accounts.ts";
 import type { AuditLogTable, Database } from "../store/schema.ts";
@@ -37,18 +37,8 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-export interface AuditRecord {
-  id: number;
-  at: string;
-  actor: string;
-  user_id: number | null;
-  account_id: number | null;
-  action: string;
-  target: string;
-  source: string;
-  request_id: string | null;
-  details: Record<string, unknown>;
-}
+/** A stored entry, its details parsed. */
+export type AuditRecord = Omit<Selectable<AuditLogTable>, "details"> & { details: Record<string, unknown> };
 
 export interface AuditQuery {
   accountId?: number;
@@ -108,7 +98,7 @@ export function recordCliAction(
   return recordAudit(db, { ...cliActor(), ...entry });
 }
 
-function parseRow(row: Omit<AuditLogTable, "id"> & { id: number }): AuditRecord {
+function parseRow(row: Selectable<AuditLogTable>): AuditRecord {
   let details: Record<string, unknown> = {};
   try {
     details = JSON.parse(row.details);

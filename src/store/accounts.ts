@@ -159,8 +159,9 @@ export class AccountsRepository {
     return { id: row.id, accessKey, secretKey };
   }
 
-  listKeys(userId?: number) {
-    let query = this.db
+  /** Keys with their user's name, never their hashes. */
+  #keysWithUsers() {
+    return this.db
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
       .select([
@@ -169,24 +170,19 @@ export class AccountsRepository {
         "users.name as user",
         "api_keys.created_at",
         "api_keys.revoked_at",
-      ])
-      .orderBy("api_keys.id");
+      ]);
+  }
+
+  listKeys(userId?: number) {
+    let query = this.#keysWithUsers().orderBy("api_keys.id");
     if (userId !== undefined) query = query.where("api_keys.user_id", "=", userId);
     return query.execute();
   }
 
-  /** A key (by access key or id) with its user and account, never its hash. */
+  /** A key (by access key or id) with its user and account. */
   findKey(ref: string) {
-    return this.db
-      .selectFrom("api_keys")
-      .innerJoin("users", "users.id", "api_keys.user_id")
-      .select([
-        "api_keys.id",
-        "api_keys.access_key",
-        "users.name as user",
-        "users.account_id",
-        "api_keys.revoked_at",
-      ])
+    return this.#keysWithUsers()
+      .select("users.account_id")
       .where((eb) =>
         /^\d+$/.test(ref) ? eb("api_keys.id", "=", Number(ref)) : eb("api_keys.access_key", "=", ref),
       )

@@ -10,9 +10,15 @@ import { FailureLimiter } from "../../src/api/failure-limit.ts";
 import { startServer } from "../../src/server.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { verifySecret } from "../../src/store/keys.ts";
-import { BOOTSTRAP_KEYS, type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
+import {
+  BOOTSTRAP_KEYS,
+  type Keys,
+  startTestServer,
+  type TestServer,
+  testServerConfig,
+} from "../helpers/server.ts";
 import { createTestStore, dialects } from "../helpers/stores.ts";
-import { assertErrorEnvelope, rawRequest, testConfig } from "./surface.ts";
+import { assertErrorEnvelope, rawRequest } from "./surface.ts";
 
 const keyHeaders = (keys: Keys) => ({
   SERVICE_ACCESS_KEY: keys.accessKey,
@@ -182,7 +188,7 @@ describe("secrets never reach the logs", () => {
   test("debug-level logs of good, bad and failing requests hold no secret, and carry request ids", async () => {
     const store = await createTestStore("sqlite");
     const lines: string[] = [];
-    const server = await startServer(testConfig(store), {
+    const server = await startServer(testServerConfig(store), {
       logger: { level: "trace", stream: { write: (line: string) => void lines.push(line) } },
     });
     const wrongSecret = "wrong-secret-that-must-not-be-logged-42";

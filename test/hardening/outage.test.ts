@@ -8,11 +8,11 @@ import { after, before, describe, test } from "node:test";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { openStore } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
-import { BOOTSTRAP_KEYS } from "../helpers/server.ts";
+import { BOOTSTRAP_KEYS, testServerConfig } from "../helpers/server.ts";
 import { POSTGRES_URL, serviceSkipReason } from "../helpers/services.ts";
 import { createTestStore, type TestStore } from "../helpers/stores.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
-import { assertErrorEnvelope, testConfig } from "./surface.ts";
+import { assertErrorEnvelope } from "./surface.ts";
 
 const skip = await serviceSkipReason("PostgreSQL", POSTGRES_URL);
 
@@ -43,7 +43,7 @@ describe("PostgreSQL unreachable, then back", { skip }, () => {
     proxy = await startTcpProxy(store.config.databaseUrl);
     const proxied = new URL(store.config.databaseUrl); // keeps the user name the proxy's own URL leaves out
     proxied.port = String(proxy.port);
-    server = await startServer(testConfig(store, { databaseUrl: proxied.toString() }));
+    server = await startServer(testServerConfig(store, { databaseUrl: proxied.toString() }));
   });
   after(async () => {
     await server?.close();

@@ -7,10 +7,8 @@
 import assert from "node:assert/strict";
 import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import type { Kysely } from "kysely";
-import { type Config, loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { BOOTSTRAP_KEYS, type TestServer } from "../helpers/server.ts";
-import type { TestStore } from "../helpers/stores.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 export interface RouteSpec {
   method: string;
@@ -176,20 +174,4 @@ export function storeSnapshot(db: Kysely<Database>): () => Promise<string> {
     );
     return JSON.stringify(dump);
   };
-}
-
-/** The configuration of a test server on `store` (for tests that start `startServer` themselves). */
-export function testConfig(store: TestStore, overrides: Partial<Config> = {}): Config {
-  return loadConfig(
-    {},
-    {
-      ...store.config,
-      port: 0,
-      host: "127.0.0.1",
-      logLevel: "silent",
-      bootstrapAccessKey: BOOTSTRAP_KEYS.accessKey,
-      bootstrapSecretKey: BOOTSTRAP_KEYS.secretKey,
-      ...overrides,
-    },
-  );
 }

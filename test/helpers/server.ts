@@ -38,12 +38,9 @@ export const BOOTSTRAP_KEYS: Keys = {
   secretKey: "test-admin-secret-0123456789abcdef",
 };
 
-export async function startTestServer(
-  dialect: "sqlite" | "postgres",
-  overrides: Partial<Config> = {},
-): Promise<TestServer> {
-  const store = await createTestStore(dialect);
-  const config = loadConfig(
+/** The configuration of a test server on `store`: loopback, a free port, silent, the bootstrap keys. */
+export function testServerConfig(store: TestStore, overrides: Partial<Config> = {}): Config {
+  return loadConfig(
     {},
     {
       ...store.config,
@@ -55,6 +52,14 @@ export async function startTestServer(
       ...overrides,
     },
   );
+}
+
+export async function startTestServer(
+  dialect: "sqlite" | "postgres",
+  overrides: Partial<Config> = {},
+): Promise<TestServer> {
+  const store = await createTestStore(dialect);
+  const config = testServerConfig(store, overrides);
   const server = await startServer(config);
   const request = async (
     method: string,
