@@ -4,6 +4,7 @@
  * that dies holding jobs loses its locks; after `queueStallSeconds` another worker's stalled-job check
  * puts them back and they run again. The job id is the unit of work, so re-enqueueing is harmless.
  */
+import { once } from "node:events";
 import { Queue, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import type { HealthCheck } from "../api/health.ts";
@@ -54,7 +55,6 @@ export class BullRunQueue implements RunQueue {
     });
     this.producer.on("error", (error) => options.onError(`queue: ${error.message}`));
     this.probe = new Redis(options.redisUrl, {
-      lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
     });
@@ -62,8 +62,9 @@ export class BullRunQueue implements RunQueue {
     const where = describeRedis(options.redisUrl);
     this.healthChecks = {
       redis: async () => {
-        if (this.probe.status === "wait") this.probe.connect().catch(() => {});
         try {
+          const timeout = AbortSignal.timeout(1000);
+          if (this.probe.status !== "ready") await once(this.probe, "ready", { signal: timeout });
           await withTimeout(this.probe.ping(), 1000);
           return { ok: true, detail: where };
         } catch (error) {
@@ -130,7 +131,6 @@ export class BullRunQueue implements RunQueue {
     this.probe.disconnect();
   }
 
-  /** For tests and benchmarks: wait until the queue is connected. */
   async ready(): Promise<void> {
     await this.producer.waitUntilReady();
     await this.worker?.waitUntilReady();

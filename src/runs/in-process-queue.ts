@@ -101,6 +101,8 @@ export class InProcessQueue implements RunQueue {
     this.options = options;
   }
 
+  async ready(): Promise<void> {}
+
   async enqueue(jobs: RunJob[]): Promise<void> {
     for (const job of jobs) {
       const id = jobId(job);

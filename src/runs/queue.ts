@@ -39,6 +39,8 @@ export interface RunQueue {
   readonly durable: boolean;
   /** Dependency checks for /healthz. */
   readonly healthChecks: Record<string, HealthCheck>;
+  /** Resolves once connected (at once for the in-process queue). */
+  ready(): Promise<void>;
   enqueue(jobs: RunJob[]): Promise<void>;
   /** Starts taking jobs. A distributed server only enqueues and never calls this. */
   consume(handler: JobHandler): void;

@@ -52,3 +52,24 @@ export function waitForRun(t: TestServer, name: string, id: number, ...statuses:
     `run ${id} of ${name} to be ${statuses.join(" or ")}`,
   );
 }
+
+/** Removes every Redis key under a test's BullMQ prefix. */
+export async function dropRedisPrefix(url: string, prefix: string): Promise<void> {
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(url);
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A fresh BullMQ key prefix, so tests sharing one Redis never see each other's jobs. */
+export function testPrefix(): string {
+  return `sightline-test-${Math.random().toString(36).slice(2, 10)}`;
+}
