@@ -7,11 +7,14 @@ import { registerAdminCommands } from "./admin.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
 
-/** On SIGINT/SIGTERM: say what happens, close once, exit. */
+/** On SIGINT/SIGTERM: say what happens, close, exit; a second signal exits at once. */
 function closeOnSignal(what: string, close: () => Promise<void>): void {
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      console.log(`${signal} received again; exiting now.`);
+      process.exit(1);
+    }
     stopping = true;
     console.log(`${signal} received; ${what}`);
     await close();

@@ -120,13 +120,18 @@ export class RunCoordinator implements JobHandler {
   }
 
   /**
-   * Re-queues work that may have no job: in-process at start (`includeRunning`: tasks that were running
-   * when the process died), and periodically for a durable queue (a job lost between the store and Redis).
+   * Re-queues work that may have no job: in-process at start (`includeRunning`: tasks that were running,
+   * or a finish that was under way, when the process died), and periodically for a durable queue (a job
+   * lost between the store and Redis).
    */
   async resume(runs: RunRow[], options: { includeRunning?: boolean } = {}): Promise<void> {
     for (const run of runs) {
       if (run.status === "queued") this.dispatch(run);
-      else if (run.status === "started") await this.continueRun(run, options);
+      else if (run.status === "started") {
+        // Only an embedded restart may take over a finish that died half-way: no other process runs it.
+        if (options.includeRunning && run.finishing_at) await this.repository.unclaimFinish(run.id);
+        await this.continueRun(run, options);
+      }
     }
   }
 

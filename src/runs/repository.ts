@@ -179,6 +179,16 @@ export class RunsRepository {
     return changed(result);
   }
 
+  /** Drops a claim to finish whose process died (embedded restart), so the run can be finished again. */
+  async unclaimFinish(runId: number): Promise<void> {
+    await this.db
+      .updateTable("runs")
+      .set({ finishing_at: null })
+      .where("id", "=", runId)
+      .where("status", "=", "started")
+      .execute();
+  }
+
   async markFinished(runId: number): Promise<boolean> {
     const now = nowIso();
     const result = await this.db

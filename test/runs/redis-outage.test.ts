@@ -21,6 +21,44 @@ const skip =
   (await serviceSkipReason("PostgreSQL", POSTGRES_URL)) ?? (await serviceSkipReason("Redis", REDIS_URL));
 
 describe("Redis briefly unavailable", { skip }, () => {
+  test("a run whose job was lost from Redis is queued again by the server's scheduler", async () => {
+    const prefix = testPrefix();
+    const t = await startTestServer("postgres", {
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      schedulerIntervalSeconds: 3600,
+    });
+    let worker: RunningWorker | undefined;
+    try {
+      await createCollection(t, "lost", ["lost.example"]);
+      const id = await force(t, "lost");
+      await waitFor(async () => {
+        const { Redis } = await import("ioredis");
+        const redis = new Redis(REDIS_URL);
+        const keys = await redis.keys(`${prefix}:*`);
+        redis.disconnect();
+        return keys.length > 0;
+      }, "the start job to reach Redis");
+      await dropRedisPrefix(REDIS_URL, prefix);
+      // Quiet for longer than the server waits before queueing again (60 s at least).
+      await t.server.services.store.db
+        .updateTable("runs")
+        .set({ updated_at: new Date(Date.now() - 120_000).toISOString() })
+        .where("id", "=", id)
+        .execute();
+      await t.server.runs.scheduler!.tick();
+      worker = await startWorker(loadConfig({}, { ...t.config, logLevel: "silent" }), {
+        runWork: (services) => new TestWork(services),
+      });
+      const run = await waitForRun(t, "lost", id, "finished", "failed");
+      assert.equal(run.status, "finished", run.error);
+    } finally {
+      await worker?.close();
+      await t.close();
+      await dropRedisPrefix(REDIS_URL, prefix);
+    }
+  });
+
   test("the API stays up, /healthz answers 503 degraded, and a run forced meanwhile runs once Redis is back", async () => {
     const proxy = await startTcpProxy(REDIS_URL);
     const prefix = testPrefix();

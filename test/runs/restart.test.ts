@@ -50,6 +50,26 @@ for (const { dialect, skip } of await dialects()) {
         await t.close();
       }
     });
+
+    test("a finish cut short by a crash is done again by the next server", async () => {
+      const t = await startTestServer(dialect, { schedulerIntervalSeconds: 3600 });
+      try {
+        await createCollection(t, "half-saved", ["h.example"]);
+        const { runs, collections } = t.server.services;
+        const collectionId = (await collections.findInAccount(1, "half-saved"))!.id;
+        // As a crash would leave it: every task done, the claim to finish taken, never completed.
+        const run = (await runs.create(collectionId, "forced", 1))!;
+        assert.ok(await runs.start(run.id, [], new Date(Date.now() + 3_600_000).toISOString()));
+        assert.ok(await runs.claimFinish(run.id));
+        let next: TestWork | undefined;
+        await t.restart((services) => (next = new TestWork(services)));
+        await waitForRun(t, "half-saved", run.id, "finished");
+        // (The new server's scheduler may also fire the collection's first automatic run meanwhile.)
+        assert.equal(next!.finished.filter((id) => id === run.id).length, 1);
+      } finally {
+        await t.close();
+      }
+    });
   });
 }
 
