@@ -49,13 +49,20 @@ export async function startServer(
     healthChecks: runs.healthChecks,
     collectionPlugins: [runRoutes(runs.coordinator)],
   });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    await services.store.close();
+    throw error;
+  }
   const log = app.log.child({ component: "runs" });
   await runs.start({
     info: (message) => log.info(message),
     warn: (message) => log.warn(message),
     error: (message) => log.error(message),
   });
-  const address = await app.listen({ port: config.port, host: config.host });
   const url = address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
   announce(`Sightline is listening on ${url} (store: ${services.store.dialect} ${services.store.location}).`);
   return {

@@ -20,10 +20,6 @@ const before = (a: Entry, b: Entry) =>
 class EntryHeap {
   private items: Entry[] = [];
 
-  get size(): number {
-    return this.items.length;
-  }
-
   peek(): Entry | undefined {
     return this.items[0];
   }
@@ -135,11 +131,6 @@ export class InProcessQueue implements RunQueue {
   async close(): Promise<void> {
     this.stop();
     await Promise.allSettled([...this.inHand]);
-  }
-
-  /** Jobs waiting (not running), for progress and tests. */
-  get waiting(): number {
-    return this.starts.size + this.tasks.size;
   }
 
   private push(entry: Entry): void {

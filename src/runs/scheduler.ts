@@ -40,7 +40,7 @@ export class Scheduler {
       await this.tick().catch((error) =>
         this.options.coordinator.log.warn(`scheduler tick failed: ${error.message}`),
       );
-      if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalSeconds * 1000);
+      if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalSeconds * 1000).unref();
     };
     void loop();
   }
