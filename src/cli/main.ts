@@ -6,6 +6,7 @@ import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
+import { registerVulndbCommands } from "./vulndb.ts";
 
 /** On SIGINT/SIGTERM: say what happens, close, exit; a second signal exits at once. */
 function closeOnSignal(what: string, close: () => Promise<void>): void {
@@ -71,6 +72,7 @@ program
 
 registerAdminCommands(program);
 registerRunCommands(program);
+registerVulndbCommands(program);
 
 try {
   await program.parseAsync(process.argv);

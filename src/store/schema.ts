@@ -99,6 +99,63 @@ export interface RunSchedulesTable {
   /** When the scheduler last fired a run for the collection; null = never. */
   last_fired_at: string | null;
 }
+/** One CVE as imported from NVD (cwe: comma-separated, NVD's primary first; reference_urls: JSON array). */
+export interface VulnCvesTable {
+  cve_id: string;
+  description: string;
+  cwe: string;
+  cvss_v3_score: number | null;
+  cvss_v3_vector: string | null;
+  cvss_v2_score: number | null;
+  cvss_v2_vector: string | null;
+  published: string | null;
+  last_modified: string | null;
+  cisa_exploit_add: string | null;
+  cisa_action_due: string | null;
+  cisa_required_action: string | null;
+  cisa_vulnerability_name: string | null;
+  reference_urls: string;
+  record_hash: string;
+}
+/** One vulnerable CPE match criterion of a CVE, with its version range. */
+export interface VulnCpeMatchesTable {
+  id: Generated<number>;
+  cve_id: string;
+  criteria: string;
+  part: string;
+  vendor: string;
+  product: string;
+  version: string;
+  version_update: string;
+  version_start_including: string | null;
+  version_start_excluding: string | null;
+  version_end_including: string | null;
+  version_end_excluding: string | null;
+}
+/** One CISA Known Exploited Vulnerabilities entry (cwes: JSON array). */
+export interface VulnKevTable {
+  cve_id: string;
+  vendor_project: string | null;
+  product: string | null;
+  vulnerability_name: string | null;
+  date_added: string | null;
+  short_description: string | null;
+  required_action: string | null;
+  due_date: string | null;
+  known_ransomware_campaign_use: string | null;
+  notes: string | null;
+  cwes: string;
+  record_hash: string;
+}
+export interface VulnImportsTable {
+  id: Generated<number>;
+  source: string;
+  added: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  imported_at: string;
+}
 
 export interface Database {
   accounts: AccountsTable;
@@ -111,4 +168,8 @@ export interface Database {
   runs: RunsTable;
   run_tasks: RunTasksTable;
   run_schedules: RunSchedulesTable;
+  vuln_cves: VulnCvesTable;
+  vuln_cpe_matches: VulnCpeMatchesTable;
+  vuln_kev: VulnKevTable;
+  vuln_imports: VulnImportsTable;
 }
