@@ -1,14 +1,14 @@
 /**
  * `npm run bench [-- <scenario name> ...]`: runs every scenario in bench/ — each bench/<file>.ts that
- * exports `scenario: Scenario` — prints its section and writes them all to bench/report.md. Adding a
- * benchmark is adding a file; helpers that are not scenarios live in bench/lib/.
+ * exports a Scenario (as `scenario` or as its default export) — prints its section and writes them all to
+ * bench/report.md. Adding a benchmark is adding a file; helpers that are not scenarios live in bench/lib/.
  */
 import { readdirSync, writeFileSync } from "node:fs";
 import { cpus, platform, totalmem } from "node:os";
 
 export interface Scenario {
   name: string;
-  /** Runs the benchmark and answers a markdown section (without its heading). */
+  /** Runs the benchmark and answers a markdown section (with a "## " heading, or one is added). */
   run(): Promise<string>;
 }
 
@@ -21,13 +21,14 @@ const files = readdirSync(here)
 const sections: string[] = [];
 let failed = 0;
 for (const file of files) {
-  const { scenario } = (await import(new URL(file, here).href)) as { scenario?: Scenario };
+  const module = (await import(new URL(file, here).href)) as { scenario?: Scenario; default?: Scenario };
+  const scenario = module.scenario ?? module.default;
   if (!scenario) {
     console.error(`bench/${file} exports no scenario; skipped (helpers belong in bench/lib/)`);
     continue;
   }
   if (only.length > 0 && !only.includes(scenario.name)) continue;
-  console.log(`\n## ${scenario.name}\n`);
+  console.error(`\nRunning ${scenario.name}…`);
   let body: string;
   try {
     body = (await scenario.run()).trim();
@@ -35,8 +36,10 @@ for (const file of files) {
     failed++;
     body = `Failed: ${(error as Error).message}`;
   }
-  console.log(body);
-  sections.push(`## ${scenario.name}\n\n${body}\n`);
+  // A section may bring its own heading; otherwise the scenario's name is the heading.
+  const section = body.startsWith("#") ? `${body}\n` : `## ${scenario.name}\n\n${body}\n`;
+  console.log(`\n${section}`);
+  sections.push(section);
 }
 
 const cpu = cpus();
