@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
+import { registerCollectionCommands } from "./collections.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
 import { registerVulndbCommands } from "./vulndb.ts";
@@ -72,6 +73,7 @@ program
 
 registerAdminCommands(program);
 registerRunCommands(program);
+registerCollectionCommands(program);
 registerVulndbCommands(program);
 
 try {
