@@ -53,6 +53,52 @@ export interface SeedsTable {
   created_at: string;
 }
 
+export type RunStatus = "queued" | "started" | "finished" | "failed" | "cancelled";
+export const RUN_STATUSES: readonly RunStatus[] = ["queued", "started", "finished", "failed", "cancelled"];
+export type RunTrigger = "forced" | "scheduled";
+export type TaskStatus = "pending" | "running" | "done";
+
+export interface RunsTable {
+  id: Generated<number>;
+  collection_id: number;
+  trigger: RunTrigger;
+  status: RunStatus;
+  priority: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** started_at + the run time limit; past it the run fails. */
+  deadline_at: string | null;
+  /** Set by the one process that won the right to call RunWork.finish. */
+  finishing_at: string | null;
+  /** Last progress (creation, start, a task done). */
+  updated_at: string;
+  error: string | null;
+  tasks_total: number;
+  tasks_done: number;
+}
+export interface RunTasksTable {
+  id: Generated<number>;
+  run_id: number;
+  key: string;
+  kind: string;
+  /** JSON text. */
+  payload: string;
+  depth: number;
+  status: TaskStatus;
+  attempts: number;
+  /** The worker running it, then the one that did it. */
+  worker: string | null;
+  /** The last failure, kept while the task is retried. */
+  error: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+export interface RunSchedulesTable {
+  collection_id: number;
+  /** When the scheduler last fired a run for the collection; null = never. */
+  last_fired_at: string | null;
+}
 /** One CVE as imported from NVD (cwe: comma-separated, NVD's primary first; reference_urls: JSON array). */
 export interface VulnCvesTable {
   cve_id: string;
@@ -133,6 +179,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   collections: CollectionsTable;
   seeds: SeedsTable;
+  runs: RunsTable;
+  run_tasks: RunTasksTable;
+  run_schedules: RunSchedulesTable;
   vuln_cves: VulnCvesTable;
   vuln_cpe_matches: VulnCpeMatchesTable;
   vuln_kev: VulnKevTable;

@@ -16,6 +16,8 @@ import {
   encodeSegment,
   enumerateRoutes,
   fillPath,
+  instantRuns,
+  QUIET_SCHEDULER,
   type RawRequest,
   type RouteSpec,
   rawRequest,
@@ -249,13 +251,17 @@ for (const { dialect, skip } of await dialects()) {
 
     before(async () => {
       // Failures are not rate limited here: this suite is about input, auth-failure limits have their own.
-      t = await startTestServer(dialect, { authFailureLimit: 1_000_000 });
+      t = await startTestServer(
+        dialect,
+        { authFailureLimit: 1_000_000, ...QUIET_SCHEDULER },
+        { runWork: instantRuns },
+      );
       const created = await t.request("POST", "/api/collections", {
         body: { name: "target", seeds: [{ type: "Domain", name: "target.example" }] },
       });
       assert.equal(created.status, 200, created.text);
       routes = await enumerateRoutes(t);
-      snapshot = storeSnapshot(t.server.services.store.db);
+      snapshot = storeSnapshot(t.server.services);
     });
     after(async () => t?.close());
 

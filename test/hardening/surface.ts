@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import type { Kysely } from "kysely";
-import type { Database } from "../../src/store/schema.ts";
-import type { TestServer } from "../helpers/server.ts";
+import type { Services } from "../../src/api/context.ts";
+import type { RunWorkFactory, TestServer } from "../helpers/server.ts";
 
 export interface RouteSpec {
   method: string;
@@ -154,13 +154,28 @@ export function assertErrorEnvelope(response: { status: number; text: string }, 
   if (error.details !== undefined) assert.ok(Array.isArray(error.details), context);
 }
 
+/** Test-server settings under which nothing is scheduled on its own while a suite runs. */
+export const QUIET_SCHEDULER = { schedulerIntervalSeconds: 86_400 };
+
+/** Runs that finish at once: these suites attack the API, not discovery, and must not wait on the network. */
+export const instantRuns: RunWorkFactory = () => ({
+  plan: async () => [],
+  execute: async () => [],
+  finish: async () => {},
+});
+
 /**
  * Everything the service itself writes, as text that compares equal when nothing changed: every table but
- * Kysely's own and the shipped vulnerability database.
+ * Kysely's own and the shipped vulnerability database. Taken once no run is queued or started, so work the
+ * run machinery does in the background (after a forced run was accepted) is not mistaken for a write of
+ * the request being checked. Test servers set a long scheduler interval, so nothing fires on its own.
  */
-export function storeSnapshot(db: Kysely<Database>): () => Promise<string> {
+export function storeSnapshot(services: Pick<Services, "store" | "runs">): () => Promise<string> {
+  const { db } = services.store;
   let tables: string[] | undefined;
   return async () => {
+    while ((await services.runs.unfinished()).length > 0)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     tables ??= (await db.introspection.getTables())
       .map((table) => table.name)
       .filter((name) => !name.startsWith("vuln_"))

@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
-import { assertErrorEnvelope, enumerateRoutes, fillPath, type RouteSpec, storeSnapshot } from "./surface.ts";
+import {
+  assertErrorEnvelope,
+  enumerateRoutes,
+  fillPath,
+  instantRuns,
+  QUIET_SCHEDULER,
+  type RouteSpec,
+  storeSnapshot,
+} from "./surface.ts";
 
 const VICTIM = "crown";
 const BODY = { seeds: [{ type: "Domain", name: "evil.example" }], scan_rate: "weekly" };
@@ -22,7 +30,7 @@ for (const { dialect, skip } of await dialects()) {
     let victimTeamId: number;
 
     before(async () => {
-      t = await startTestServer(dialect);
+      t = await startTestServer(dialect, QUIET_SCHEDULER, { runWork: instantRuns });
       const { accounts } = t.server.services;
       const created = await t.request("POST", "/api/collections", {
         body: { name: VICTIM, seeds: [{ type: "Domain", name: "crown.example" }] },
@@ -43,7 +51,7 @@ for (const { dialect, skip } of await dialects()) {
       routes = (await enumerateRoutes(t)).filter((route) =>
         route.template.startsWith("/api/collections/{collection_name}"),
       );
-      snapshot = storeSnapshot(t.server.services.store.db);
+      snapshot = storeSnapshot(t.server.services);
     });
     after(async () => t?.close());
 
