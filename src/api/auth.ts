@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError, unauthorized } from "../core/errors.ts";
 import type { Principal } from "../store/accounts.ts";
-import { FailureLimiter } from "./failure-limit.ts";
+import { clientOf, FailureLimiter } from "./failure-limit.ts";
 
 /** Paths under /api that are public: the API reference itself. */
 const PUBLIC = new Set(["/api/openapi.json"]);
@@ -71,7 +71,7 @@ export const authentication = fp(async (app: FastifyInstance) => {
       return;
     }
     // request.ip honours X-Forwarded-For only from proxies listed in SIGHTLINE_TRUST_PROXY.
-    const wait = limiter.fail(request.ip);
+    const wait = limiter.fail(clientOf(request.ip));
     request.log.info(
       { accessKey: loggableAccessKey(accessKey), rateLimited: wait > 0 },
       "authentication failed",

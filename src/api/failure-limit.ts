@@ -3,6 +3,22 @@
  * client whose bucket is empty is answered 429 until a token comes back. Only failures take tokens, so a
  * valid key pair is never slowed down, not even from an address an attacker shares.
  */
+import ipaddr from "ipaddr.js";
+
+/**
+ * Whose budget a failure counts against: an IPv4 address, or an IPv6 /64 (one host is usually given a
+ * whole /64, so per-address buckets would let it rotate through 2^64 fresh budgets).
+ */
+export function clientOf(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address); // IPv4-mapped IPv6 becomes IPv4
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  return `${(parsed as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(":")}::/64`;
+}
+
 export class FailureLimiter {
   readonly #capacity: number;
   readonly #perMs: number;

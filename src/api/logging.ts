@@ -27,6 +27,10 @@ export const REDACTED_PATHS = [
   "headers.authorization",
 ];
 
+/** Query values whose names suggest a credential (a client putting its keys in the URL) are not logged. */
+const CREDENTIAL_PARAMETER = /([?&][^=&#]*(?:key|secret|token|password|auth)[^=&#]*=)[^&#]*/gi;
+export const loggableUrl = (url: string) => url.replace(CREDENTIAL_PARAMETER, "$1[redacted]");
+
 export interface LogSettings {
   level?: string;
   /** Where lines go (default: stdout); tests pass a stream to read them. */
@@ -44,7 +48,7 @@ export function loggerOptions(settings: LogSettings | boolean | undefined): Fast
     serializers: {
       req: (request: { method: string; url: string; ip?: string; headers: Record<string, unknown> }) => ({
         method: request.method,
-        url: request.url,
+        url: loggableUrl(request.url),
         remoteAddress: request.ip,
         userAgent: request.headers?.["user-agent"],
       }),

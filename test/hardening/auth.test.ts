@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { KyselyPlugin } from "kysely";
-import { FailureLimiter } from "../../src/api/failure-limit.ts";
+import { clientOf, FailureLimiter } from "../../src/api/failure-limit.ts";
 import { startServer } from "../../src/server.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { verifySecret } from "../../src/store/keys.ts";
@@ -38,6 +38,13 @@ describe("failure limiter (token bucket of failed attempts per client)", () => {
     now += 5_000;
     assert.equal(limiter.fail("a"), 0, "a whole token back: one more attempt");
     assert.equal(limiter.fail("a"), 10);
+  });
+
+  test("an IPv6 client is its /64, an IPv4-mapped address its IPv4 address", () => {
+    assert.equal(clientOf("2001:db8:1:2:aaaa::1"), clientOf("2001:db8:1:2:bbbb:cccc:dddd:eeee"));
+    assert.notEqual(clientOf("2001:db8:1:2::1"), clientOf("2001:db8:1:3::1"));
+    assert.equal(clientOf("::ffff:192.0.2.7"), "192.0.2.7");
+    assert.equal(clientOf("192.0.2.7"), "192.0.2.7");
   });
 
   test("memory stays bounded under a flood of addresses", () => {
@@ -207,6 +214,17 @@ describe("secrets never reach the logs", () => {
       );
       assert.equal(
         (await send("GET", "/api/collections", { ...good, SERVICE_SECRET_KEY: wrongSecret })).status,
+        401,
+      );
+      // Keys in the query string by mistake: the URL is logged, their values are not.
+      assert.equal(
+        (
+          await send(
+            "GET",
+            `/api/collections?limit=5&service_secret_key=${wrongSecret}&api_token=${wrongSecret}`,
+            {},
+          )
+        ).status,
         401,
       );
       // Swapped headers: the secret sent as the access key must not be logged as one.
