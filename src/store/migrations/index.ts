@@ -1,7 +1,9 @@
 /** Every migration, in the order it runs. Add new ones at the end; never edit one that has shipped. */
 import { accountsAndCollections } from "./001-accounts-collections.ts";
+import { entities } from "./003-entities.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
   "001-accounts-collections": accountsAndCollections,
+  "003-entities": entities,
 };
