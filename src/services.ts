@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import { AccountsRepository } from "./store/accounts.ts";
 import { CollectionsRepository } from "./store/collections.ts";
 import { openStore } from "./store/database.ts";
+import { EntitiesRepository } from "./store/entities.ts";
 import { migrateToLatest } from "./store/migrate.ts";
 
 export async function openServices(config: Config, options: { migrate?: boolean } = {}): Promise<Services> {
@@ -14,5 +15,6 @@ export async function openServices(config: Config, options: { migrate?: boolean 
     store,
     accounts: new AccountsRepository(store.db),
     collections: new CollectionsRepository(store.db),
+    entities: new EntitiesRepository(store.db),
   };
 }

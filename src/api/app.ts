@@ -7,6 +7,7 @@ import type { Services } from "./context.ts";
 import { errorHandling, schemaValidators } from "./errors.ts";
 import { type HealthCheck, healthRoutes } from "./health.ts";
 import { openApi } from "./openapi.ts";
+import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
 
 export interface AppOptions {
@@ -42,6 +43,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(
     async (api) => {
       await api.register(collectionRoutes);
+      await api.register(resultRoutes);
       for (const plugin of options.collectionPlugins ?? []) await api.register(plugin);
     },
     { prefix: "/api/collections" },

@@ -3,12 +3,14 @@ import type { Config } from "../config.ts";
 import type { AccountsRepository, Principal } from "../store/accounts.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
 import type { Store } from "../store/database.ts";
+import type { EntitiesRepository } from "../store/entities.ts";
 
 export interface Services {
   config: Config;
   store: Store;
   accounts: AccountsRepository;
   collections: CollectionsRepository;
+  entities: EntitiesRepository;
 }
 
 declare module "fastify" {

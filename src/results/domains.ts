@@ -7,11 +7,12 @@ import { type EntitiesRepository, type EntityRecord, mergeDetails } from "../sto
 import { entityFields, strings, text } from "./common.ts";
 
 export const RECORD_TYPES = ["a", "aaaa", "cname", "mx", "ns", "txt", "soa", "caa", "srv"] as const;
-const KIND_ORDER = ["Domain", "Nameserver", "DnsRecord"];
+/** Name kinds, most specific first. */
+export const DOMAIN_KINDS = ["Domain", "Nameserver", "DnsRecord"];
 
 /** Folds the entities of one name into one: the most specific kind, the details of all. */
 function fold(sightings: EntityRecord[]): EntityRecord & { nameServer: boolean } {
-  const sorted = [...sightings].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
+  const sorted = [...sightings].sort((a, b) => DOMAIN_KINDS.indexOf(a.kind) - DOMAIN_KINDS.indexOf(b.kind));
   const [first] = sorted;
   return {
     ...first,
@@ -32,7 +33,14 @@ export async function domainsView(
   collectionId: number,
   page: { limit?: number; offset?: number } = {},
 ) {
-  const names = await entities.current(collectionId, { kinds: KIND_ORDER, order: "name", ...page });
+  // A page is a page of names, so a name's entities are never split across pages.
+  const pageNames =
+    page.limit === undefined ? undefined : await entities.currentNames(collectionId, DOMAIN_KINDS, page);
+  const names = await entities.current(collectionId, {
+    kinds: DOMAIN_KINDS,
+    order: "name",
+    names: pageNames,
+  });
   const byName = new Map<string, EntityRecord[]>();
   for (const entity of names) byName.set(entity.name, [...(byName.get(entity.name) ?? []), entity]);
   return [...byName.values()].map(fold).map((entity) => {

@@ -341,6 +341,8 @@ export class EntitiesRepository {
       firstSeenInRun?: boolean;
       /** `kind` (default): kind, then name; `name`: name, then kind, so one name's entities are adjacent. */
       order?: "kind" | "name";
+      /** Only these names (a page of `currentNames`). */
+      names?: string[];
       limit?: number;
       offset?: number;
     } = {},
@@ -363,16 +365,41 @@ export class EntitiesRepository {
     return rows.map(toRecord);
   }
 
-  /** How many entities `current` would answer without paging. */
+  /** A page of the distinct names of the latest finished run's entities of some kinds, in name order. */
+  async currentNames(
+    collectionId: number,
+    kinds: string[],
+    page: { limit?: number; offset?: number } = {},
+  ): Promise<string[]> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return [];
+    let query = this.db
+      .selectFrom("entities")
+      .select("name")
+      .distinct()
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId)
+      .where("kind", "in", kinds)
+      .orderBy("name");
+    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
+    return (await query.execute()).map((row) => row.name);
+  }
+
+  /** How many entities (or distinct names) `current` would answer without paging. */
   async countCurrent(
     collectionId: number,
-    options: { kinds?: string[]; firstSeenInRun?: boolean } = {},
+    options: { kinds?: string[]; firstSeenInRun?: boolean; distinctNames?: boolean } = {},
   ): Promise<number> {
     const result = await this.resultRun(collectionId);
     if (!result) return 0;
     let query = this.db
       .selectFrom("entities")
-      .select((eb) => eb.fn.countAll<number | string>().as("count"))
+      .select((eb) =>
+        (options.distinctNames
+          ? eb.fn.count<number | string>("name").distinct()
+          : eb.fn.countAll<number | string>()
+        ).as("count"),
+      )
       .where("collection_id", "=", collectionId)
       .where("last_run_id", "=", result.runId);
     if (options.kinds) query = query.where("kind", "in", options.kinds);

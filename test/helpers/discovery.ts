@@ -6,7 +6,14 @@
 import { type Config, loadConfig } from "../../src/config.ts";
 import type { Seed } from "../../src/core/seeds.ts";
 import { DiscoveryEngine } from "../../src/discovery/engine.ts";
-import type { DiscoveryModule } from "../../src/discovery/module.ts";
+import type {
+  DiscoveryModule,
+  DiscoverySettings,
+  FoundEntity,
+  FoundIssue,
+} from "../../src/discovery/module.ts";
+import { Scope } from "../../src/discovery/scope.ts";
+import { Throttle } from "../../src/discovery/throttle.ts";
 import type { RunInfo, RunWork, TaskRecord } from "../../src/runs/work.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { CollectionsRepository } from "../../src/store/collections.ts";
@@ -116,4 +123,46 @@ export async function discoveryFixture(
       await testStore.drop();
     },
   };
+}
+
+export interface ModuleOutcome {
+  entities: FoundEntity[];
+  issues: FoundIssue[];
+  notes: string[];
+}
+
+/** Runs one module on one entity with a collecting context: what a module test looks at. */
+export async function runModule(
+  module: DiscoveryModule,
+  entity: FoundEntity,
+  settings: Partial<DiscoverySettings> & { allow?: string[]; depth?: number; signal?: AbortSignal } = {},
+): Promise<ModuleOutcome> {
+  const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
+  const full: DiscoverySettings = {
+    dnsServers: [],
+    ports: [],
+    wordlist: "small",
+    timeoutMs: 1000,
+    concurrency: 200,
+    perHostConcurrency: 64,
+    rateLimit: 0,
+    ...settings,
+  };
+  const scope = new Scope([], { scanAllow: settings.allow ?? ["127.0.0.0/8"], scanDeny: [] });
+  await module.run(entity, {
+    signal: settings.signal ?? new AbortController().signal,
+    depth: settings.depth ?? 1,
+    throttle: new Throttle(full),
+    settings: full,
+    emit: (found) => outcome.entities.push(found),
+    raise: (issue) => outcome.issues.push(issue),
+    note: (message) => outcome.notes.push(message),
+    mayTouch: (address) => scope.mayTouch(address),
+  });
+  return outcome;
+}
+
+/** The names of the emitted entities of one kind, sorted and de-duplicated. */
+export function namesOf(outcome: ModuleOutcome, kind: string): string[] {
+  return [...new Set(outcome.entities.filter((e) => e.kind === kind).map((e) => e.name))].sort();
 }
