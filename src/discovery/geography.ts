@@ -16,7 +16,7 @@ const CONTINENT_OF = new Map<string, string>(
   ),
 );
 
-const REGION_NAMES = new Intl.DisplayNames(["en"], { type: "region" });
+const REGION_NAMES = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" });
 
 /** "DE" → "EU"; "" when unknown. */
 export function continentOf(countryCode: string): string {
@@ -25,7 +25,7 @@ export function continentOf(countryCode: string): string {
 
 /** "DE" → "Germany"; "" when unknown. */
 export function countryName(countryCode: string): string {
-  if (!/^[A-Z]{2}$/i.test(countryCode)) return "";
-  const name = REGION_NAMES.of(countryCode.toUpperCase());
-  return name && name !== countryCode.toUpperCase() ? name : "";
+  const code = countryCode.toUpperCase();
+  // Only codes of real countries: ICU names placeholders too ("ZZ" is "Unknown Region").
+  return CONTINENT_OF.has(code) ? (REGION_NAMES.of(code) ?? "") : "";
 }

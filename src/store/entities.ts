@@ -356,6 +356,10 @@ export class EntitiesRepository {
       .where("last_run_id", "=", result.runId);
     if (options.kinds) query = query.where("kind", "in", options.kinds);
     if (options.firstSeenInRun) query = query.where("first_run_id", "=", result.runId);
+    if (options.names) {
+      if (options.names.length === 0) return [];
+      query = query.where("name", "in", options.names);
+    }
     query =
       options.order === "name"
         ? query.orderBy("name").orderBy("kind")
