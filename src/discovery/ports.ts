@@ -16,46 +16,84 @@ export type PortState =
   | { open: true; greeting?: Buffer }
   | { open: false; reason: "closed" | "timeout" | "error" };
 
-export interface ProbeOptions {
-  timeoutMs: number;
-  /** 0 = close at once after connecting. */
-  bannerMs: number;
-  signal: AbortSignal;
+interface Probe {
+  deadline: number;
+  connected: boolean;
+  settle(state: PortState): void;
 }
 
-/** Connects once; answers whether the port is open and, if asked, what the service sent first. */
-export function probePort(host: string, port: number, options: ProbeOptions): Promise<PortState> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    let connected = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (state: PortState) => {
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
-      socket.destroy();
-      resolve(state);
-    };
-    const onAbort = () => finish(connected ? { open: true } : { open: false, reason: "error" });
-    if (options.signal.aborted) return finish({ open: false, reason: "error" });
-    options.signal.addEventListener("abort", onAbort, { once: true });
-    timer = setTimeout(() => finish({ open: false, reason: "timeout" }), options.timeoutMs);
-    socket.once("error", (error: NodeJS.ErrnoException) =>
-      finish(
-        connected
-          ? { open: true }
-          : { open: false, reason: error.code === "ECONNREFUSED" ? "closed" : "error" },
-      ),
-    );
-    socket.once("close", () => finish(connected ? { open: true } : { open: false, reason: "closed" }));
-    // A greeting is written in one go (a line, or a binary handshake such as MySQL's): the first segment is it.
-    socket.once("data", (chunk: Buffer) => finish({ open: true, greeting: chunk.subarray(0, BANNER_BYTES) }));
-    socket.connect({ host, port }, () => {
-      connected = true;
-      clearTimeout(timer);
-      if (options.bannerMs <= 0) return finish({ open: true });
-      timer = setTimeout(() => finish({ open: true }), options.bannerMs);
+/**
+ * Connect probes of one scan. Lean per probe, because a scan makes tens of thousands: one deadline
+ * sweep and one abort listener for the whole scan instead of a timer and a listener per connection.
+ */
+export class TcpProber {
+  readonly #inFlight = new Set<Probe>();
+  readonly #timeoutMs: number;
+  readonly #bannerMs: (port: number) => number;
+  readonly #signal: AbortSignal;
+  readonly #sweep: NodeJS.Timeout;
+  readonly #onAbort = () => {
+    for (const probe of this.#inFlight)
+      probe.settle(probe.connected ? { open: true } : { open: false, reason: "error" });
+  };
+
+  constructor(options: { timeoutMs: number; bannerMs: (port: number) => number; signal: AbortSignal }) {
+    this.#timeoutMs = options.timeoutMs;
+    this.#bannerMs = options.bannerMs;
+    this.#signal = options.signal;
+    this.#signal.addEventListener("abort", this.#onAbort, { once: true });
+    const tick = Math.max(10, Math.min(100, Math.floor(options.timeoutMs / 10)));
+    this.#sweep = setInterval(() => {
+      const now = performance.now();
+      for (const probe of this.#inFlight)
+        if (probe.deadline <= now)
+          probe.settle(probe.connected ? { open: true } : { open: false, reason: "timeout" });
+    }, tick);
+    this.#sweep.unref();
+  }
+
+  /** Connects once; answers whether the port is open and, for a service that speaks first, what it said. */
+  probe(host: string, port: number): Promise<PortState> {
+    if (this.#signal.aborted) return Promise.resolve({ open: false, reason: "error" });
+    return new Promise((resolve) => {
+      const socket = new Socket();
+      const probe: Probe = {
+        deadline: performance.now() + this.#timeoutMs,
+        connected: false,
+        settle: (state) => {
+          if (!this.#inFlight.delete(probe)) return;
+          socket.destroy();
+          resolve(state);
+        },
+      };
+      this.#inFlight.add(probe);
+      socket.on("error", (error: NodeJS.ErrnoException) =>
+        probe.settle(
+          probe.connected
+            ? { open: true }
+            : { open: false, reason: error.code === "ECONNREFUSED" ? "closed" : "error" },
+        ),
+      );
+      socket.on("close", () =>
+        probe.settle(probe.connected ? { open: true } : { open: false, reason: "closed" }),
+      );
+      // A greeting is written in one go (a line, or a binary handshake such as MySQL's): the first segment is it.
+      socket.on("data", (chunk: Buffer) =>
+        probe.settle({ open: true, greeting: chunk.subarray(0, BANNER_BYTES) }),
+      );
+      socket.connect(port, host, () => {
+        probe.connected = true;
+        const bannerMs = this.#bannerMs(port);
+        if (bannerMs <= 0) return probe.settle({ open: true });
+        probe.deadline = performance.now() + bannerMs;
+      });
     });
-  });
+  }
+
+  close(): void {
+    clearInterval(this.#sweep);
+    this.#signal.removeEventListener("abort", this.#onAbort);
+  }
 }
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
@@ -75,30 +113,29 @@ export const portScan: DiscoveryModule = {
       );
       return;
     }
-    const { ports, timeoutMs } = ctx.settings;
+    const { ports, timeoutMs, perHostConcurrency } = ctx.settings;
     const bannerMs = Math.min(BANNER_BOUND_MS, timeoutMs);
+    const prober = new TcpProber({
+      timeoutMs,
+      bannerMs: (port) => (SILENT_PORTS.has(port) ? 0 : bannerMs),
+      signal: ctx.signal,
+    });
     const open: number[] = [];
     let unanswered = 0;
-    await Promise.all(
-      ports.map(async (port) => {
+    let next = 0;
+    // A pool as wide as the per-host bound pulls ports in order: never more waiters than slots.
+    const worker = async () => {
+      while (next < ports.length && !ctx.signal.aborted) {
+        const port = ports[next++];
         let state: PortState;
         try {
-          state = await ctx.throttle.run(
-            address,
-            () =>
-              probePort(address, port, {
-                timeoutMs,
-                bannerMs: SILENT_PORTS.has(port) ? 0 : bannerMs,
-                signal: ctx.signal,
-              }),
-            ctx.signal,
-          );
+          state = await ctx.throttle.run(address, () => prober.probe(address, port), ctx.signal);
         } catch {
           return; // aborted while waiting for a slot
         }
         if (!state.open) {
           if (state.reason === "timeout") unanswered++;
-          return;
+          continue;
         }
         open.push(port);
         const { service, banner } = identifyService(port, state.greeting);
@@ -109,8 +146,13 @@ export const portScan: DiscoveryModule = {
         });
         const os = osFromBanner(banner);
         if (os) ctx.emit({ kind: "IpAddress", name: address, details: { os } });
-      }),
-    );
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(ports.length, perHostConcurrency) }, worker));
+    } finally {
+      prober.close();
+    }
     ctx.emit({
       kind: "IpAddress",
       name: address,

@@ -60,10 +60,15 @@ const PORT_NAMES: Record<number, string> = {
   27017: "mongodb",
 };
 
-/** Ports whose servers wait for the client (HTTP, TLS): the scan sends nothing and reads nothing. */
+/**
+ * Ports whose protocol has the client speak first, so there is no greeting to wait for: web and TLS
+ * (the web and TLS modules speak to them), DNS over TCP, and datastores and remote desktops that wait
+ * for the client's request (Redis, memcached, MongoDB, PostgreSQL, SQL Server, Oracle, RDP).
+ */
 export const SILENT_PORTS: ReadonlySet<number> = new Set([
-  80, 81, 443, 465, 591, 593, 636, 993, 995, 2376, 3000, 4443, 5000, 5601, 6443, 8000, 8008, 8080, 8081, 8088,
-  8443, 8880, 8888, 9000, 9090, 9200, 9443, 10250,
+  53, 80, 81, 443, 465, 591, 593, 636, 993, 995, 1433, 1521, 2375, 2376, 3000, 3389, 4443, 5000, 5432, 5601,
+  5984, 6379, 6443, 8000, 8008, 8080, 8081, 8088, 8443, 8880, 8888, 9000, 9090, 9200, 9443, 10250, 11211,
+  27017,
 ]);
 
 const BANNER_RULES: Array<[RegExp, string]> = [

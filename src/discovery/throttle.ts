@@ -11,40 +11,81 @@ export interface ThrottleLimits {
   rateLimit: number;
 }
 
-/** A counting semaphore with a FIFO of waiters. */
+interface Waiter {
+  grant(): void;
+  refuse(reason: unknown): void;
+  cancelled: boolean;
+}
+
+/**
+ * Waiters per abort signal, with one listener per signal: a scan queues thousands of waiters on one
+ * signal, and a listener each would make every removal a walk of the list.
+ */
+const waitersOf = new WeakMap<AbortSignal, Set<Waiter>>();
+
+function watch(signal: AbortSignal, waiter: Waiter): void {
+  let waiters = waitersOf.get(signal);
+  if (!waiters) {
+    const set = new Set<Waiter>();
+    waiters = set;
+    waitersOf.set(signal, set);
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const pending of set) {
+          pending.cancelled = true;
+          pending.refuse(signal.reason ?? new Error("aborted"));
+        }
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  waiters.add(waiter);
+}
+
+/** A counting semaphore with a FIFO of waiters (O(1) in and out). */
 class Semaphore {
   #free: number;
-  readonly #waiters: Array<() => void> = [];
+  #queue: Waiter[] = [];
+  #head = 0;
 
   constructor(size: number) {
     this.#free = size;
   }
 
   acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error("aborted"));
     if (this.#free > 0) {
       this.#free--;
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal?.removeEventListener("abort", cancel);
-        resolve();
+      const waiter: Waiter = {
+        grant: () => {
+          if (signal) waitersOf.get(signal)?.delete(waiter);
+          resolve();
+        },
+        refuse: reject,
+        cancelled: false,
       };
-      const cancel = () => {
-        const index = this.#waiters.indexOf(grant);
-        if (index >= 0) this.#waiters.splice(index, 1);
-        reject(signal?.reason ?? new Error("aborted"));
-      };
-      if (signal?.aborted) return cancel();
-      signal?.addEventListener("abort", cancel, { once: true });
-      this.#waiters.push(grant);
+      this.#queue.push(waiter);
+      if (signal) watch(signal, waiter);
     });
   }
 
   release(): void {
-    const next = this.#waiters.shift();
-    if (next) next();
-    else this.#free++;
+    while (this.#head < this.#queue.length) {
+      const next = this.#queue[this.#head++];
+      if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+        this.#queue = this.#queue.slice(this.#head);
+        this.#head = 0;
+      }
+      if (next.cancelled) continue;
+      next.grant();
+      return;
+    }
+    this.#free++;
   }
 }
 

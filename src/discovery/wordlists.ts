@@ -1,7 +1,7 @@
 /**
  * Subdomain brute-force wordlists. `small` is the shipped list of common labels (wordlists/subdomains.txt);
  * `large` adds the permutations organisations actually use around them (numbered, per environment,
- * per region: www2, dev-api, api-staging, eu-portal) — about ten thousand labels; anything else is a
+ * per region: www2, dev-api, api-staging, eu-portal) — about eighteen thousand labels; anything else is a
  * file with one label a line (# starts a comment).
  */
 import { readFileSync } from "node:fs";

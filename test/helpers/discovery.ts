@@ -135,7 +135,13 @@ export interface ModuleOutcome {
 export async function runModule(
   module: DiscoveryModule,
   entity: FoundEntity,
-  settings: Partial<DiscoverySettings> & { allow?: string[]; depth?: number; signal?: AbortSignal } = {},
+  settings: Partial<DiscoverySettings> & {
+    allow?: string[];
+    depth?: number;
+    signal?: AbortSignal;
+    /** Shared limits across calls (a benchmark scanning many hosts at once); default a fresh one. */
+    throttle?: Throttle;
+  } = {},
 ): Promise<ModuleOutcome> {
   const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
   const full: DiscoverySettings = {
@@ -152,7 +158,7 @@ export async function runModule(
   await module.run(entity, {
     signal: settings.signal ?? new AbortController().signal,
     depth: settings.depth ?? 1,
-    throttle: new Throttle(full),
+    throttle: settings.throttle ?? new Throttle(full),
     settings: full,
     emit: (found) => outcome.entities.push(found),
     raise: (issue) => outcome.issues.push(issue),
