@@ -85,27 +85,17 @@ function load(file: string, v6: boolean): RangeTable {
   if (table) return table;
   const lines = readFileSync(require.resolve(file), "utf8").split("\n").filter(Boolean);
   const values: string[] = new Array(lines.length);
-  if (v6) {
-    const starts: bigint[] = new Array(lines.length);
-    const ends: bigint[] = new Array(lines.length);
-    lines.forEach((line, i) => {
-      const [start, end, ...rest] = fields(line);
-      starts[i] = addressToBigInt(start);
-      ends[i] = addressToBigInt(end);
-      values[i] = rest.join("\u0000");
-    });
-    table = { starts, ends, values };
-  } else {
-    const starts = new Uint32Array(lines.length);
-    const ends = new Uint32Array(lines.length);
-    lines.forEach((line, i) => {
-      const [start, end, ...rest] = fields(line);
-      starts[i] = Number(start);
-      ends[i] = Number(end);
-      values[i] = rest.join("\u0000");
-    });
-    table = { starts, ends, values };
-  }
+  // IPv4 bounds fit 32 bits (a typed array); IPv6 bounds need bigints.
+  const starts: bigint[] | Uint32Array = v6 ? new Array<bigint>(lines.length) : new Uint32Array(lines.length);
+  const ends: bigint[] | Uint32Array = v6 ? new Array<bigint>(lines.length) : new Uint32Array(lines.length);
+  const bound = (text: string) => (v6 ? addressToBigInt(text) : Number(text));
+  lines.forEach((line, i) => {
+    const [start, end, ...rest] = fields(line);
+    starts[i] = bound(start) as never;
+    ends[i] = bound(end) as never;
+    values[i] = rest.join("\u0000");
+  });
+  table = { starts, ends, values };
   tables.set(file, table);
   return table;
 }

@@ -2,7 +2,7 @@
  * Repository of discovery results: a run's staged entities, findings and notes, their merge into the
  * collection's results when the run finishes, and the reads the result views make.
  */
-import type { Kysely, Selectable, Transaction } from "kysely";
+import type { Insertable, Kysely, Selectable, Transaction } from "kysely";
 import { nowIso } from "../core/formats.ts";
 import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
 
@@ -78,7 +78,22 @@ export interface FindingRecord extends Finding {
   aliasGroup: number;
 }
 
+/** Rows per INSERT: well under both dialects' bound-parameter limits. */
 const CHUNK = 200;
+
+async function insertChunks<T extends "entities" | "staged_entities" | "staged_findings">(
+  db: Kysely<Database>,
+  table: T,
+  rows: Insertable<Database[T]>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    // Kysely cannot relate a generic table to its row type; the signature above does.
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + CHUNK) as never)
+      .execute();
+  }
+}
 
 /**
  * Merges what two sightings said about an entity: objects key by key, arrays as a union (order kept),
@@ -154,40 +169,34 @@ export class EntitiesRepository {
   async stage(runId: number, collectionId: number, work: StagedWork): Promise<void> {
     const seenAt = nowIso();
     await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < work.entities.length; i += CHUNK) {
-        await trx
-          .insertInto("staged_entities")
-          .values(
-            work.entities.slice(i, i + CHUNK).map((entity) => ({
-              run_id: runId,
-              collection_id: collectionId,
-              kind: entity.kind,
-              name: entity.name,
-              details: JSON.stringify(entity.details),
-              scoped: entity.scoped ? 1 : 0,
-              hidden: entity.hidden ? 1 : 0,
-              depth: entity.depth,
-              aliases: JSON.stringify(entity.aliases),
-              ancestors: JSON.stringify(entity.ancestors),
-              task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
-              seen_at: seenAt,
-            })),
-          )
-          .execute();
-      }
-      for (let i = 0; i < work.findings.length; i += CHUNK) {
-        await trx
-          .insertInto("staged_findings")
-          .values(
-            work.findings.slice(i, i + CHUNK).map((finding) => ({
-              run_id: runId,
-              collection_id: collectionId,
-              ...findingColumns(finding),
-              seen_at: seenAt,
-            })),
-          )
-          .execute();
-      }
+      await insertChunks(
+        trx,
+        "staged_entities",
+        work.entities.map((entity) => ({
+          run_id: runId,
+          collection_id: collectionId,
+          kind: entity.kind,
+          name: entity.name,
+          details: JSON.stringify(entity.details),
+          scoped: entity.scoped ? 1 : 0,
+          hidden: entity.hidden ? 1 : 0,
+          depth: entity.depth,
+          aliases: JSON.stringify(entity.aliases),
+          ancestors: JSON.stringify(entity.ancestors),
+          task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
+          seen_at: seenAt,
+        })),
+      );
+      await insertChunks(
+        trx,
+        "staged_findings",
+        work.findings.map((finding) => ({
+          run_id: runId,
+          collection_id: collectionId,
+          ...findingColumns(finding),
+          seen_at: seenAt,
+        })),
+      );
       if (work.notes.length > 0) {
         await trx
           .insertInto("run_notes")
@@ -268,12 +277,7 @@ export class EntitiesRepository {
             first_run_id: runId,
           });
       }
-      for (let i = 0; i < inserts.length; i += CHUNK) {
-        await trx
-          .insertInto("entities")
-          .values(inserts.slice(i, i + CHUNK))
-          .execute();
-      }
+      await insertChunks(trx, "entities", inserts);
 
       const findings = await mergeStagedFindings(trx, runId);
       const existingFindings = new Map<string, number>();

@@ -58,17 +58,20 @@ export interface SeedsTable {
  * finding row is the collection's merged view; the `staged_*` rows are one run's raw findings, merged
  * into them when the run finishes, so a failed run never touches the results.
  */
-export interface EntitiesTable {
-  id: Generated<number>;
+/** What an entity sighting says, alike in the results and in a run's staging. */
+interface EntityColumns {
   collection_id: number;
   kind: string;
   name: string;
   details: string;
   scoped: number;
   hidden: number;
-  alias_group: number;
   /** JSON array of {name, type}: the path from a seed. */
   ancestors: string;
+}
+export interface EntitiesTable extends EntityColumns {
+  id: Generated<number>;
+  alias_group: number;
   /** JSON array of {name, task, entity_type, entity_name, depth}. */
   task_results: string;
   first_seen: string;
@@ -76,9 +79,8 @@ export interface EntitiesTable {
   first_run_id: number;
   last_run_id: number;
 }
-export interface FindingsTable {
-  id: Generated<number>;
-  collection_id: number;
+/** What a finding says, kept alike in the results and in a run's staging. */
+interface FindingColumns {
   name: string;
   entity_kind: string;
   entity_name: string;
@@ -92,44 +94,29 @@ export interface FindingsTable {
   reference_links: string;
   details: string;
   scoped: number;
+}
+export interface FindingsTable extends FindingColumns {
+  id: Generated<number>;
+  collection_id: number;
   first_seen: string;
   last_seen: string;
   first_run_id: number;
   last_run_id: number;
 }
-export interface StagedEntitiesTable {
+export interface StagedEntitiesTable extends EntityColumns {
   id: Generated<number>;
   run_id: number;
-  collection_id: number;
-  kind: string;
-  name: string;
-  details: string;
-  scoped: number;
-  hidden: number;
   depth: number;
   /** JSON array of {kind, name}: entities that are the same thing seen another way. */
   aliases: string;
-  ancestors: string;
   /** JSON TaskResult, or null for a seed. */
   task_result: string | null;
   seen_at: string;
 }
-export interface StagedFindingsTable {
+export interface StagedFindingsTable extends FindingColumns {
   id: Generated<number>;
   run_id: number;
   collection_id: number;
-  name: string;
-  entity_kind: string;
-  entity_name: string;
-  pretty_name: string;
-  severity: number;
-  confidence: string;
-  category: string;
-  description: string;
-  remediation: string;
-  reference_links: string;
-  details: string;
-  scoped: number;
   seen_at: string;
 }
 export interface RunNotesTable {

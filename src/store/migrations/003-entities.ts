@@ -22,17 +22,21 @@ const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>)
     .addColumn("details", "text", (c) => c.notNull())
     .addColumn("scoped", "integer", (c) => c.notNull());
 
+/** What an entity sighting says, alike in the results and in a run's staging. */
+const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
+  table
+    .addColumn("collection_id", "integer", cascade("collections.id"))
+    .addColumn("kind", "text", (c) => c.notNull())
+    .addColumn("name", "text", (c) => c.notNull())
+    .addColumn("details", "text", (c) => c.notNull())
+    .addColumn("scoped", "integer", (c) => c.notNull())
+    .addColumn("hidden", "integer", (c) => c.notNull())
+    .addColumn("ancestors", "text", (c) => c.notNull());
+
 export const entities: DialectMigration = {
   async up(db, dialect) {
-    await withId(db.schema.createTable("entities"), dialect)
-      .addColumn("collection_id", "integer", cascade("collections.id"))
-      .addColumn("kind", "text", (c) => c.notNull())
-      .addColumn("name", "text", (c) => c.notNull())
-      .addColumn("details", "text", (c) => c.notNull())
-      .addColumn("scoped", "integer", (c) => c.notNull())
-      .addColumn("hidden", "integer", (c) => c.notNull())
+    await entityColumns(withId(db.schema.createTable("entities"), dialect))
       .addColumn("alias_group", "integer", (c) => c.notNull())
-      .addColumn("ancestors", "text", (c) => c.notNull())
       .addColumn("task_results", "text", (c) => c.notNull())
       .addColumn("first_seen", "text", (c) => c.notNull())
       .addColumn("last_seen", "text", (c) => c.notNull())
@@ -66,17 +70,10 @@ export const entities: DialectMigration = {
       .execute();
 
     // Staging rows are appended by concurrent tasks (never updated), so workers never contend on a row.
-    await withId(db.schema.createTable("staged_entities"), dialect)
+    await entityColumns(withId(db.schema.createTable("staged_entities"), dialect))
       .addColumn("run_id", "integer", (c) => c.notNull())
-      .addColumn("collection_id", "integer", cascade("collections.id"))
-      .addColumn("kind", "text", (c) => c.notNull())
-      .addColumn("name", "text", (c) => c.notNull())
-      .addColumn("details", "text", (c) => c.notNull())
-      .addColumn("scoped", "integer", (c) => c.notNull())
-      .addColumn("hidden", "integer", (c) => c.notNull())
       .addColumn("depth", "integer", (c) => c.notNull())
       .addColumn("aliases", "text", (c) => c.notNull())
-      .addColumn("ancestors", "text", (c) => c.notNull())
       .addColumn("task_result", "text")
       .addColumn("seen_at", "text", (c) => c.notNull())
       .execute();
