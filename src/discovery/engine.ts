@@ -179,7 +179,14 @@ export class DiscoveryEngine implements RunWork {
       },
       mayTouch: (address) => scope.mayTouch(address),
     };
-    await module.run(payload.entity, context);
+    try {
+      await module.run(payload.entity, context);
+    } catch (error) {
+      // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
+      // the run: what it found so far is kept and the run says what went wrong.
+      if (signal.aborted) return [];
+      work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${(error as Error).message}`);
+    }
 
     const taskResult = {
       name: task.key,

@@ -27,6 +27,12 @@ export const BUILT_IN_DENY_ADDRESSES = [
   "fc00::/7",
   "fe80::/10",
   "ff00::/8",
+  // Documentation and benchmarking ranges (RFC 5737, 3849, 2544): never a real target.
+  "192.0.2.0/24",
+  "198.51.100.0/24",
+  "203.0.113.0/24",
+  "198.18.0.0/15",
+  "2001:db8::/32",
   // Cloud metadata services outside the ranges above: Azure's wire server, Alibaba's metadata, AWS IPv6.
   "168.63.129.16/32",
   "100.100.100.200/32",

@@ -45,6 +45,7 @@ describe("scope", () => {
 
   test("explicit deny wins, explicit allow lifts the built-in deny, the built-in deny holds otherwise", () => {
     assert.ok(!scope.mayTouch("192.0.2.7"), "denied by configuration although a seed");
+    assert.ok(new Scope([], { scanAllow: ["2001:db8::/32"], scanDeny: [] }).mayTouch("2001:db8::1"));
     assert.ok(scope.mayTouch("127.0.0.1"), "loopback allowed by configuration");
     for (const denied of [
       "10.1.2.3",

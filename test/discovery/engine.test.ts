@@ -50,7 +50,7 @@ describe("discovery engine on the lab", () => {
   });
 
   test("a run reports every lab host, port, certificate and netblock, and nothing else", async () => {
-    const { run, finished } = await fixture.run();
+    const { run, finished, tasks } = await fixture.run();
     firstRunId = run.id;
     assert.equal(finished, true);
     const truth = lab.truth;
@@ -105,11 +105,22 @@ describe("discovery engine on the lab", () => {
     assert.deepEqual({ missing, extra }, { missing: [], extra: [] }, "names");
     const outside = domains.find((d) => d.name === "acme-prod.cloudapp.test")!;
     assert.equal(outside.scoped, false, "a name outside the seeds is kept but unscoped");
+    assert.ok(!tasks.some((task) => task.key.endsWith(":acme-prod.cloudapp.test")), "and never explored");
+    assert.equal(new Set(tasks.map((task) => task.key)).size, tasks.length, "no work twice");
     const wild = domains.find((d) => d.name === "wild.test")!;
     assert.equal(wild.wildcard, true);
     assert.deepEqual(wild.wildcard_addresses, truth.wildcards[0].addresses);
     assert.equal(domains.find((d) => d.name === "open.test")!.zone_transfer, true);
     assert.equal(domains.find((d) => d.name === "ns1.acme.test")!.name_server, true);
+
+    // The lab's IPv6 addresses are documentation addresses: recorded as hosts, never connected to.
+    const notes = await fixture.entities.notes(run.id);
+    for (const host of truth.hosts.filter((h) => h.ipv6))
+      assert.ok(
+        notes.includes(
+          `${host.ipv6} was not port-scanned: the deny list covers it (allow it with SIGHTLINE_SCAN_ALLOW).`,
+        ),
+      );
 
     const www = hosts[truth.hosts.find((h) => h.names.includes("www.acme.test"))!.ip];
     assert.deepEqual(www.resolutions, ["acme.test", "shop.acme.test", "store.acme.test", "www.acme.test"]);
@@ -253,6 +264,77 @@ describe("discovery engine with bad seeds", () => {
         ["acme.test"],
         "the seed is recorded even when nothing else could be found",
       );
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe("discovery engine limits", () => {
+  let lab: Lab;
+  before(async () => {
+    lab = await startLab();
+  });
+  after(() => lab?.stop());
+
+  test("the depth limit records what lies beyond it without exploring it", async () => {
+    const fixture = await discoveryFixture("sqlite", [{ type: "Domain", name: "acme.test" }], {
+      dnsServers: [lab.resolver],
+      scanAllow: ["127.0.0.0/8"],
+      depth: 1,
+    });
+    try {
+      const { tasks } = await fixture.run();
+      assert.ok(
+        tasks.every((task) => task.depth === 0),
+        "only depth-0 entities were explored",
+      );
+      const hosts = await hostsView(fixture.entities, fixture.collectionId);
+      const apex = lab.truth.hosts.find((h) => h.names.includes("acme.test"))!;
+      // The apex's own addresses are a closer look at the seed (depth 0), so they are scanned.
+      assert.deepEqual(
+        hosts[apex.ip].ports.map((p) => Number(p.number)),
+        apex.ports,
+      );
+      const domains = (await domainsView(fixture.entities, fixture.collectionId)).map((d) => d.name);
+      assert.ok(domains.includes("backup.acme.test"), "found by brute force at depth 1, recorded");
+      const backup = lab.truth.hosts.find((h) => h.names.includes("backup.acme.test"))!;
+      assert.equal(hosts[backup.ip], undefined, "but not resolved further");
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  test("a seed block is expanded into its addresses and scanned; a module failure is a note", async () => {
+    const broken = {
+      name: "broken",
+      consumes: ["IpAddress" as const],
+      produces: [],
+      async run() {
+        throw new Error("cannot parse this");
+      },
+    };
+    const { MODULES } = await import("../../src/discovery/modules.ts");
+    const block = `${lab.base}.0.8/29`;
+    const fixture = await discoveryFixture(
+      "sqlite",
+      [{ type: "NetBlock", name: block }],
+      { dnsServers: [lab.resolver], scanAllow: ["127.0.0.0/8"] },
+      [...MODULES, broken],
+    );
+    try {
+      const { run, finished } = await fixture.run();
+      assert.equal(finished, true);
+      const hosts = await hostsView(fixture.entities, fixture.collectionId);
+      assert.equal(Object.keys(hosts).length, 8, "every address of the /29 is a host");
+      for (const host of lab.truth.hosts.filter((h) => /\.0\.(8|9|1[0-5])$/.test(h.ip)))
+        assert.deepEqual(
+          hosts[host.ip].ports.map((p) => Number(p.number)),
+          host.ports,
+          host.ip,
+        );
+      const notes = await fixture.entities.notes(run.id);
+      assert.ok(notes.some((note) => /^broken failed on IpAddress .*: cannot parse this$/.test(note)));
     } finally {
       await fixture.close();
     }
