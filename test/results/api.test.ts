@@ -2,11 +2,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { formatDecimalExponent, parseDecimalExponent } from "../../src/core/formats.ts";
-import { DiscoveryEngine } from "../../src/discovery/engine.ts";
-import { driveRun } from "../helpers/discovery.ts";
 import { type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import { type Lab, startLab } from "../lab/index.ts";
+import { waitFor } from "../runs/helpers.ts";
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
 const PATHS = ["hosts", "domains", "netblocks", "recent"];
@@ -23,6 +22,7 @@ for (const { dialect, skip } of await dialects()) {
         dnsServers: [lab.resolver],
         scanAllow: ["127.0.0.0/8"],
         timeoutMs: 1000,
+        schedulerIntervalSeconds: 3600,
       });
       const { accounts } = t.server.services;
       const account = (await accounts.findAccount("default"))!;
@@ -30,7 +30,14 @@ for (const { dialect, skip } of await dialects()) {
       const user = await accounts.createUser(account.id, "mallory", team.id);
       stranger = await accounts.issueKey(user.id);
       const created = await t.request("POST", "/api/collections", {
-        body: { name: "lab", seeds: [{ type: "Domain", name: "acme.test" }] },
+        body: {
+          name: "lab",
+          seeds: [
+            { type: "Domain", name: "acme.test" },
+            { type: "Domain", name: "open.test" },
+            { type: "Domain", name: "wild.test" },
+          ],
+        },
       });
       assert.equal(created.status, 200, created.text);
     });
@@ -39,23 +46,22 @@ for (const { dialect, skip } of await dialects()) {
       await lab?.stop();
     });
 
-    /** One discovery run of the collection, driven in-process until the run machinery lands. */
-    async function runDiscovery() {
-      const services = t.server.services;
-      const collection = (await services.collections.findInAccount(1, "lab"))!;
-      const engine = new DiscoveryEngine({
-        config: services.config,
-        collections: services.collections,
-        entities: services.entities,
-      });
-      const run = {
-        id: Date.now() % 1_000_000,
-        collectionId: collection.id,
-        collectionName: "lab",
-        accountId: 1,
-      };
-      const { finished } = await driveRun(engine, run, { concurrency: 16 });
-      assert.equal(finished, true);
+    /** Forces a run through the API and waits until /runs lists it finished. */
+    async function runDiscovery(): Promise<number> {
+      const forced = await t.request("POST", "/api/collections/lab/schedule");
+      assert.equal(forced.status, 200, forced.text);
+      const id = Number(forced.body.result.id);
+      await waitFor(
+        async () => {
+          const runs = await t.request("GET", "/api/collections/lab/runs");
+          const run = runs.body.result.find((r: { id: number }) => r.id === id);
+          assert.notEqual(run?.status, "failed", JSON.stringify(run));
+          return run?.status === "finished";
+        },
+        `run ${id} to finish`,
+        60_000,
+      );
+      return id;
     }
 
     test("before any finished run: {} for hosts, [] for the lists", async () => {
@@ -160,6 +166,40 @@ for (const { dialect, skip } of await dialects()) {
       );
     });
 
+    test("through the API, every lab host, port, certificate and netblock, and nothing else", async () => {
+      const truth = lab.truth;
+      const hosts = (await t.request("GET", "/api/collections/lab/hosts")).body.result;
+      const expectedHosts = truth.hosts.flatMap((h) => (h.ipv6 ? [h.ip, h.ipv6] : [h.ip]));
+      assert.deepEqual(Object.keys(hosts).sort(), expectedHosts.sort());
+      for (const host of truth.hosts)
+        assert.deepEqual(
+          hosts[host.ip].ports.map((p: { number: string }) => parseDecimalExponent(p.number)),
+          host.ports,
+          host.ip,
+        );
+      const recent = (await t.request("GET", "/api/collections/lab/recent")).body.result;
+      const certificates = recent
+        .filter((e: { type: string }) => e.type === "Service::Entity::SslCertificate")
+        .map((e: { name: string }) => e.name)
+        .sort();
+      assert.deepEqual(
+        certificates,
+        truth.certificates.map((c) => `${c.subjectCommonName} (${c.sha256})`).sort(),
+      );
+      const netblocks = (await t.request("GET", "/api/collections/lab/netblocks")).body.result;
+      assert.deepEqual(netblocks.map((b: { name: string }) => b.name).sort(), [
+        "127.0.0.0/8",
+        "2001:db8::/32",
+      ]);
+      const names = (await t.request("GET", "/api/collections/lab/domains")).body.result.map(
+        (d: { name: string }) => d.name,
+      );
+      const real = new Set([...truth.names.map((n) => n.name)]);
+      for (const name of names) assert.ok(real.has(name), `invented name ${name}`);
+      for (const wild of truth.names.filter((n) => n.zone === "wild.test"))
+        assert.ok(names.includes(wild.name));
+    });
+
     test("limit and offset page a list without changing its shape", async () => {
       const all = await t.request("GET", "/api/collections/lab/recent");
       const total = Number(all.headers.get("x-total-count"));
@@ -178,6 +218,25 @@ for (const { dialect, skip } of await dialects()) {
       const bad = await t.request("GET", "/api/collections/lab/recent?limit=0");
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.code, "bad_request");
+    });
+    test("a second run after the lab changes: the new host is recent, last_seen moves", async () => {
+      const before = (await t.request("GET", "/api/collections/lab/hosts")).body.result;
+      const added = lab.ip("0.41");
+      await lab.addHost({ ip: added, names: ["new.acme.test"], services: [{ kind: "ftp", port: 21 }] });
+      // Timestamps have one-second resolution: make the second run's visibly later.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await runDiscovery();
+      const recent = (await t.request("GET", "/api/collections/lab/recent")).body.result;
+      assert.deepEqual(recent.map((e: { name: string }) => e.name).sort(), [
+        `${added}`,
+        `${added}:21/tcp`,
+        "new.acme.test",
+      ]);
+      const hosts = (await t.request("GET", "/api/collections/lab/hosts")).body.result;
+      const www = lab.truth.hosts.find((h) => h.names.includes("www.acme.test"))!.ip;
+      assert.equal(hosts[www].first_seen, before[www].first_seen);
+      assert.ok(hosts[www].last_seen > before[www].last_seen, "last_seen moves");
+      assert.deepEqual(hosts[added].ports, [{ number: "0.21e2", protocol: "tcp" }]);
     });
   });
 }
