@@ -16,7 +16,7 @@ import { DEFAULTS } from "../src/config.ts";
 import { DnsClient } from "../src/discovery/dns-client.ts";
 import { Throttle } from "../src/discovery/throttle.ts";
 import { loadWordlist } from "../src/discovery/wordlists.ts";
-import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./support/peer.ts";
+import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./lib/peer.ts";
 
 async function sightlineRate(resolver: string, names: string[]) {
   const settings = {

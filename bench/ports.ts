@@ -13,7 +13,7 @@ import { parsePortSpec } from "../src/discovery/port-lists.ts";
 import { portScan } from "../src/discovery/ports.ts";
 import { Throttle } from "../src/discovery/throttle.ts";
 import { runModule } from "../test/helpers/discovery.ts";
-import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./support/peer.ts";
+import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./lib/peer.ts";
 
 const HOSTS = Number(process.env.BENCH_SCAN_HOSTS ?? 64);
 

@@ -11,7 +11,7 @@ export interface LabInfo {
   hosts: Array<{ ip: string; ports: number[] }>;
 }
 
-/** Starts bench/support/lab-process.ts; `stop` ends it. */
+/** Starts bench/lib/lab-process.ts; `stop` ends it. */
 export async function startLabProcess(hosts?: number): Promise<LabInfo & { stop(): Promise<void> }> {
   const script = fileURLToPath(new URL("./lab-process.ts", import.meta.url));
   const child = spawn(process.execPath, [script, ...(hosts ? [String(hosts)] : [])], {

@@ -3,7 +3,7 @@
  * event loop (a peer tool like nmap never does). Prints one JSON line — the resolver and every host with
  * its open ports — then serves until its standard input closes.
  *
- * `node bench/support/lab-process.ts [hosts]`: with a number, a world of that many hosts (SSH everywhere, web,
+ * `node bench/lib/lab-process.ts [hosts]`: with a number, a world of that many hosts (SSH everywhere, web,
  * TLS, mail, MySQL and Redis spread over them) in zone bench.test; without, the default lab world.
  */
 import type { HostSpec, LabWorld, ServiceSpec } from "../../test/lab/index.ts";
