@@ -101,6 +101,10 @@ export const NetBlockItem = Type.Object({
   hosts: Type.Array(Type.String(), { description: "Addresses of the collection in the block." }),
 });
 
+/** The network data's licence (CC BY 4.0) asks for this attribution wherever its results are shown. */
+const NETWORK_DATA =
+  " Network owner, ASN and country come from the offline ip-location-db data: RouteViews (routeviews.org), the five RIRs via the NRO (nro.net) and IP to ASN Lite by DB-IP (https://db-ip.com), CC BY 4.0.";
+
 const Page = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10000, description: "Page size; default: everything." }),
@@ -165,7 +169,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   route(
     "hosts",
     "Hosts: every IP address with its names, open ports, network and location",
-    "An object keyed by IP address. `{}` before any run has finished. Paging counts addresses.",
+    `An object keyed by IP address. \`{}\` before any run has finished. Paging counts addresses.${NETWORK_DATA}`,
     Type.Record(Type.String(), Host),
     (id) => entities.countCurrent(id, { kinds: ["IpAddress"] }),
     (id, page) => hostsView(entities, id, page),
@@ -181,7 +185,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   route(
     "netblocks",
     "Netblocks: the network blocks holding the collection's addresses, with owner and location",
-    "Blocks come from the offline IP database (announced prefix or registered range); special ranges (loopback, private, …) are their RFC 6890 block. `[]` before any run has finished.",
+    `Blocks come from the offline IP database (announced prefix or registered range); special ranges (loopback, private, …) are their RFC 6890 block. \`[]\` before any run has finished.${NETWORK_DATA}`,
     Type.Array(NetBlockItem),
     (id) => entities.countCurrent(id, { kinds: ["NetBlock"] }),
     (id, page) => netblocksView(entities, id, page),
