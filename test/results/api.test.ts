@@ -77,6 +77,35 @@ for (const { dialect, skip } of await dialects()) {
       }
     });
 
+    test("the OpenAPI document describes the result shapes", async () => {
+      const doc = (await t.request("GET", "/api/openapi.json", { keys: null })).body;
+      const schema = (path: string) =>
+        doc.paths[`/api/collections/{collection_name}/${path}`].get.responses["200"].content[
+          "application/json"
+        ].schema.properties.result;
+      const host =
+        schema("hosts").additionalProperties ?? Object.values(schema("hosts").patternProperties)[0];
+      assert.deepEqual(Object.keys(host.properties).sort(), [
+        "first_seen",
+        "geolocation",
+        "hidden",
+        "last_seen",
+        "net_name",
+        "os",
+        "ports",
+        "resolutions",
+        "scoped",
+      ]);
+      assert.ok(schema("domains").items.properties.records.properties.mx);
+      assert.ok(schema("netblocks").items.properties.asn);
+      assert.ok(schema("recent").items.properties.alias_group);
+      assert.ok(
+        doc.paths["/api/collections/{collection_name}/recent"].get.parameters.some(
+          (p: { name: string }) => p.name === "limit",
+        ),
+      );
+    });
+
     test("a collection the user cannot see answers 404 in the error envelope", async () => {
       for (const path of PATHS) {
         const hidden = await t.request("GET", `/api/collections/lab/${path}`, { keys: stranger });
