@@ -3,6 +3,7 @@ import { accountsAndCollections } from "./001-accounts-collections.ts";
 import { runs } from "./002-runs.ts";
 import { entities } from "./003-entities.ts";
 import { vulnerabilityDatabase } from "./004-vulndb.ts";
+import { auditLog } from "./005-audit.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, DialectMigration> = {
   "002-runs": runs,
   "003-entities": entities,
   "004-vulndb": vulnerabilityDatabase,
+  "005-audit": auditLog,
 };
