@@ -59,7 +59,8 @@ export class DnsClient {
   constructor(context: DnsContext) {
     this.#context = context;
     const { timeoutMs, dnsServers } = context.settings;
-    this.#resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
+    // c-ares lengthens each retry's wait: a first wait of a quarter of the budget gives up near timeoutMs.
+    this.#resolver = new Resolver({ timeout: Math.max(50, Math.ceil(timeoutMs / 4)), tries: 2 });
     if (dnsServers.length > 0) this.#resolver.setServers(dnsServers);
     this.#throttleKey = `dns:${dnsServers.join(",") || "system"}`;
     context.signal.addEventListener("abort", () => this.#resolver.cancel(), { once: true });

@@ -201,8 +201,6 @@ describe("two server processes on one PostgreSQL database", {
             PORT: "0",
             HOST: "127.0.0.1",
             SIGHTLINE_SCHEDULER_INTERVAL: "1",
-            // Runs do real discovery: its DNS stays on loopback, where nothing answers.
-            SIGHTLINE_DNS_SERVERS: "127.0.0.1:53",
             LOG_LEVEL: "info",
           }),
         );
