@@ -7,7 +7,7 @@ import { cascade, type DialectMigration, type MigrationDb, withId } from "./help
  * `entities` row with JSON `details`, every weakness a `findings` row, so later capabilities add kinds,
  * not tables.
  */
-const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
+export const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
   table
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("entity_kind", "text", (c) => c.notNull())
@@ -23,7 +23,7 @@ const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>)
     .addColumn("scoped", "integer", (c) => c.notNull());
 
 /** What an entity sighting says, alike in the results and in a run's staging. */
-const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
+export const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
   table
     .addColumn("collection_id", "integer", cascade("collections.id"))
     .addColumn("kind", "text", (c) => c.notNull())
