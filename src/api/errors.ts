@@ -19,9 +19,14 @@ function send(reply: FastifyReply, status: number, code: string, message: string
 
 function fieldOf(error: ErrorObject, part: string): string {
   const path = error.instancePath.split("/").filter(Boolean).join(".");
-  const missing =
-    error.keyword === "required" ? (error.params as { missingProperty: string }).missingProperty : "";
-  return [path, missing].filter(Boolean).join(".") || part;
+  // A missing or an unknown field is named by the field itself, not by the object holding it.
+  const named =
+    error.keyword === "required"
+      ? (error.params as { missingProperty: string }).missingProperty
+      : error.keyword === "additionalProperties"
+        ? (error.params as { additionalProperty: string }).additionalProperty
+        : "";
+  return [path, named].filter(Boolean).join(".") || part;
 }
 
 function describe(error: ErrorObject): string {
@@ -29,13 +34,13 @@ function describe(error: ErrorObject): string {
     case "required":
       return "is required";
     case "type":
-      return `must be ${(error.params as { type: string }).type === "array" ? "an array" : `a ${(error.params as { type: string }).type}`}`;
+      return `must be ${/^[aeiou]/.test((error.params as { type: string }).type) ? "an" : "a"} ${(error.params as { type: string }).type}`;
     case "pattern":
       return "has characters outside a-z 0-9 _ - .";
     case "enum":
       return `must be one of ${((error.params as { allowedValues: unknown[] }).allowedValues ?? []).join(", ")}`;
     case "additionalProperties":
-      return `is not a known field: ${(error.params as { additionalProperty: string }).additionalProperty}`;
+      return "is not a known field";
     default:
       return error.message ?? "is invalid";
   }
