@@ -10,10 +10,12 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
 import { entityFields, text } from "../results/common.ts";
+import { diffBody, diffSchema } from "../results/diff.ts";
 import { domainItems } from "../results/domains.ts";
 import { type Host as HostValue, hostEntries } from "../results/hosts.ts";
 import { IssueItem, issueItem } from "../results/issues.ts";
 import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
+import { Overview, overview } from "../results/overview.ts";
 import { ProductItem } from "../results/products.ts";
 import {
   type EntityFilters,
@@ -471,4 +473,73 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
   });
+
+  app.get(
+    "/:collection_name/overview",
+    {
+      schema: {
+        tags,
+        summary:
+          "Overview: seeds, last run, how much of each result, issues by severity, top products, what is new",
+        description:
+          "Figures of the latest finished run (or `run_id`); counts are 0 and the lists empty before any run has finished.",
+        params: CollectionParams,
+        querystring: Type.Object({ run_id: LIST_PARAMETERS.run_id }, { additionalProperties: false }),
+        response: { 200: Envelope(Overview), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
+      },
+    },
+    async (request) => {
+      const collection = await visibleCollection(
+        collections,
+        request.principal,
+        request.params.collection_name,
+      );
+      const run = await queries.run(collection, (request.query as { run_id?: number }).run_id);
+      return {
+        success: true as const,
+        message: "success" as const,
+        result: await overview(queries, {
+          seedCount: (await collections.seeds(collection.id)).length,
+          lastRun: await queries.lastRun(collection.id),
+          run,
+        }),
+      };
+    },
+  );
+
+  const DiffParams = Type.Object({
+    collection_name: Type.String(),
+    id: Type.Integer({ minimum: 1, description: "A finished run of the collection." }),
+  });
+  app.get(
+    "/:collection_name/runs/:id/diff",
+    {
+      schema: {
+        tags,
+        summary:
+          "What a run changed: the entities and issues that appeared and disappeared since the finished run before it",
+        description:
+          "`appeared`: seen by this run and not by the previous finished run; `disappeared`: seen by the previous one and not by this one. Entities in the spec's Entity shape, issues in its Issue shape. The run must be finished (400 otherwise; 404 when it is not a run of the collection).",
+        params: DiffParams,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Envelope(diffSchema(Entity, IssueItem)),
+          ...COMMON_ERRORS,
+          ...NOT_FOUND_ERROR,
+        },
+      },
+    },
+    async (request, reply) => {
+      const params = request.params as { collection_name: string; id: number };
+      const collection = await visibleCollection(collections, request.principal, params.collection_name);
+      const run = (await queries.run(collection, params.id))!;
+      const previous = await queries.previousRun(collection.id, run.runId);
+      return sendBody(
+        request,
+        reply,
+        diffBody(queries, run, previous, { entity: Entity, issue: IssueItem }, issueOf),
+        "json",
+      );
+    },
+  );
 };

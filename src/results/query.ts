@@ -274,6 +274,17 @@ export class ResultQueries {
     return { collectionId: collection.id, runId, finishedAt: run.finished_at };
   }
 
+  /** The newest run of the collection, whatever its status. */
+  lastRun(collectionId: number) {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   /** The finished run of the collection before `runId`, if any. */
   async previousRun(collectionId: number, runId: number): Promise<ResultRun | undefined> {
     const row = await this.db
@@ -295,7 +306,9 @@ export class ResultQueries {
       .selectFrom("entities as e")
       .where("e.collection_id", "=", run.collectionId)
       .where(seenIn("e", run.runId));
-    if (filters.kinds) query = query.where("e.kind", "in", filters.kinds);
+    // One kind is an equality, so that a keyset on the name alone is an index range on both dialects.
+    if (filters.kinds?.length === 1) query = query.where("e.kind", "=", filters.kinds[0]);
+    else if (filters.kinds) query = query.where("e.kind", "in", filters.kinds);
     if (filters.names) query = query.where("e.name", "in", filters.names.length > 0 ? filters.names : [""]);
     if (filters.scoped !== undefined) query = query.where("e.scoped", "=", filters.scoped ? 1 : 0);
     if (filters.hidden !== undefined) query = query.where("e.hidden", "=", filters.hidden ? 1 : 0);
@@ -381,7 +394,8 @@ export class ResultQueries {
     const order = byName ? (["e.name", "e.kind"] as const) : (["e.kind", "e.name"] as const);
     yield* batches<EntityRow>(async (after, take, skip) => {
       let query = this.#entities(run, filters).select(ENTITY_COLUMNS);
-      if (after) {
+      if (after && !byName && filters.kinds?.length === 1) query = query.where("e.name", ">", after.name);
+      else if (after) {
         const key = byName ? [after.name, after.kind] : [after.kind, after.name];
         query = query.where((eb) => eb(eb.refTuple(order[0], order[1]), ">", eb.tuple(key[0], key[1])));
       }
@@ -471,6 +485,16 @@ export class ResultQueries {
       .select((eb) => eb.fn.countAll<number | string>().as("count"))
       .executeTakeFirstOrThrow();
     return Number(row.count);
+  }
+
+  /** How many findings of each severity (only the severities that have some). */
+  async severityCounts(run: ResultRun | undefined): Promise<Map<number, number>> {
+    if (!run) return new Map();
+    const rows = await this.#findings(run, {})
+      .select((eb) => ["f.severity", eb.fn.countAll<number | string>().as("count")])
+      .groupBy("f.severity")
+      .execute();
+    return new Map(rows.map((row) => [row.severity, Number(row.count)]));
   }
 
   /** Findings as of the run, most severe first, then by issue name and entity. */

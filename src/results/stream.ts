@@ -71,23 +71,35 @@ export function csvField(value: unknown): string {
 
 export const csvLine = (values: unknown[]) => `${values.map(csvField).join(",")}\r\n`;
 
+export const ENVELOPE_START = '{"success":true,"message":"success","result":';
+
+/** A JSON array's elements (without the brackets), comma-separated, each by the item schema. */
+export async function* jsonElements(items: AsyncIterable<unknown>, item: TSchema): AsyncGenerator<string> {
+  const serialize = serializerOf(item);
+  let first = true;
+  for await (const value of items) {
+    yield first ? serialize(value) : `,${serialize(value)}`;
+    first = false;
+  }
+}
+
 /** The body's text, piece by piece. */
 async function* pieces(body: ResultBody, format: Format): AsyncGenerator<string> {
   if (format === "json") {
+    if (body.shape === "array") {
+      yield `${ENVELOPE_START}[`;
+      yield* jsonElements(body.items, body.item);
+      yield "]}";
+      return;
+    }
     const serialize = serializerOf(body.item);
-    yield `{"success":true,"message":"success","result":${body.shape === "array" ? "[" : "{"}`;
+    yield `${ENVELOPE_START}{`;
     let first = true;
-    if (body.shape === "array")
-      for await (const item of body.items) {
-        yield first ? serialize(item) : `,${serialize(item)}`;
-        first = false;
-      }
-    else
-      for await (const [key, value] of body.items) {
-        yield `${first ? "" : ","}${JSON.stringify(key)}:${serialize(value)}`;
-        first = false;
-      }
-    yield body.shape === "array" ? "]}" : "}}";
+    for await (const [key, value] of body.items) {
+      yield `${first ? "" : ","}${JSON.stringify(key)}:${serialize(value)}`;
+      first = false;
+    }
+    yield "}}";
     return;
   }
   const schema = rowSchema(body);
@@ -102,9 +114,14 @@ async function* pieces(body: ResultBody, format: Format): AsyncGenerator<string>
 }
 
 /** The body's text in chunks of about CHUNK_CHARS. */
-export async function* encodeResult(body: ResultBody, format: Format): AsyncGenerator<string> {
+export function encodeResult(body: ResultBody, format: Format): AsyncGenerator<string> {
+  return chunked(pieces(body, format));
+}
+
+/** Small pieces of text gathered into chunks of about CHUNK_CHARS. */
+export async function* chunked(texts: AsyncIterable<string>): AsyncGenerator<string> {
   let chunk = "";
-  for await (const piece of pieces(body, format)) {
+  for await (const piece of texts) {
     chunk += piece;
     if (chunk.length >= CHUNK_CHARS) {
       yield chunk;

@@ -117,6 +117,8 @@ export const resultHistory: DialectMigration = {
       .execute();
     await replaceTable(db, dialect, "findings", "findings_next", FINDING_COLUMNS, "issue_id");
 
+    // Reads go through the unique keys (collection, kind, name, version) in key order; no index leads
+    // with last_run_id, which SQLite's planner would pick and then sort every batch.
     const latestOnly = sql<boolean>`latest = 1`;
     await db.schema
       .createIndex("entities_latest")
@@ -124,11 +126,6 @@ export const resultHistory: DialectMigration = {
       .columns(["collection_id", "kind", "name"])
       .unique()
       .where(latestOnly)
-      .execute();
-    await db.schema
-      .createIndex("entities_collection_run")
-      .on("entities")
-      .columns(["collection_id", "last_run_id", "kind"])
       .execute();
     // Domains are read in name order across their three kinds; recent by the run that first saw them.
     await db.schema
@@ -153,11 +150,6 @@ export const resultHistory: DialectMigration = {
       .columns(["collection_id", "name", "entity_kind", "entity_name"])
       .unique()
       .where(latestOnly)
-      .execute();
-    await db.schema
-      .createIndex("findings_collection_run")
-      .on("findings")
-      .columns(["collection_id", "last_run_id"])
       .execute();
     await db.schema
       .createIndex("findings_by_severity")
