@@ -3,7 +3,14 @@
  * collection's results when the run finishes, and the reads the result views make.
  */
 import { createHash } from "node:crypto";
-import type { Insertable, Kysely, Selectable, Transaction } from "kysely";
+import {
+  type Insertable,
+  type Kysely,
+  PostgresAdapter,
+  type Selectable,
+  sql,
+  type Transaction,
+} from "kysely";
 import { nowIso } from "../core/formats.ts";
 import { carriesProducts, productFacts, vulnerabilityFacts } from "../results/web-entities.ts";
 import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
@@ -79,6 +86,9 @@ export interface FindingRecord extends Finding {
   lastSeen: string;
   aliasGroup: number;
 }
+
+/** New versions after which PostgreSQL's statistics are refreshed. */
+const ANALYZE_AFTER = 1000;
 
 /** Rows per INSERT: well under both dialects' bound-parameter limits. */
 const CHUNK = 200;
@@ -245,6 +255,11 @@ class Versions<T extends "entities" | "findings"> {
     return true;
   }
 
+  /** New versions written. */
+  get written(): number {
+    return this.#inserts.length;
+  }
+
   async write(): Promise<void> {
     // Sightings of one task share their last_seen: one update per task's batch, not per entity.
     for (const [lastSeen, ids] of this.#continued)
@@ -353,6 +368,16 @@ export class EntitiesRepository {
    * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
   async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
+    const summary = await this.#merge(runId, collectionId);
+    // PostgreSQL plans from statistics that autovacuum refreshes only after a while; a merge that wrote
+    // many versions would otherwise be read with plans made for the empty tables (nested loops over
+    // whole collections). SQLite keeps no statistics unless asked and plans these reads well without.
+    if (summary.written > ANALYZE_AFTER && this.db.getExecutor().adapter instanceof PostgresAdapter)
+      await sql`analyze entities, findings, entity_products, entity_vulns`.execute(this.db);
+    return { entities: summary.entities, findings: summary.findings };
+  }
+
+  async #merge(runId: number, collectionId: number) {
     return this.db.transaction().execute(async (trx) => {
       const previous = await trx
         .selectFrom("collection_results")
@@ -473,7 +498,11 @@ export class EntitiesRepository {
         .execute();
       await trx.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
       await trx.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
-      return { entities: merged.size, findings: findings.size };
+      return {
+        entities: merged.size,
+        findings: findings.size,
+        written: versions.written + findingVersions.written,
+      };
     });
   }
 
