@@ -22,13 +22,19 @@ export function assertShape(value: unknown, table: { [field: string]: FieldType 
 function assertType(value: unknown, type: FieldType, where: string): void {
   if (Array.isArray(type)) {
     assert.ok(Array.isArray(value), `${where} is an array`);
-    value.forEach((item, i) => assertType(item, type[0], `${where}[${i}]`));
+    for (const [i, item] of value.entries()) assertType(item, type[0], `${where}[${i}]`);
     return;
   }
-  if (typeof type === "object") return assertShape(value, type, where);
+  if (typeof type === "object") {
+    assertShape(value, type, where);
+    return;
+  }
   if (type.endsWith("|null") && value === null) return;
   const base = type.replace(/\|null$/, "");
-  if (base.endsWith("[]")) return assertType(value, [base.slice(0, -2)], where);
+  if (base.endsWith("[]")) {
+    assertType(value, [base.slice(0, -2)], where);
+    return;
+  }
   switch (base) {
     case "timestamp":
       assert.equal(typeof value, "string", where);
