@@ -12,6 +12,7 @@ import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
 import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 export interface AppOptions {
   logger?: boolean | LogSettings;
@@ -57,6 +58,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     async (api) => {
       await api.register(collectionRoutes);
       await api.register(resultRoutes);
+      await api.register(webhookRoutes);
       for (const plugin of options.collectionPlugins ?? []) await api.register(plugin);
     },
     { prefix: "/api/collections" },

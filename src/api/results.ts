@@ -9,18 +9,17 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
-import { entityFields, text } from "../results/common.ts";
+import { entityFields } from "../results/common.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
 import { domainItems } from "../results/domains.ts";
 import { type Host as HostValue, hostEntries } from "../results/hosts.ts";
-import { IssueItem, issueItem } from "../results/issues.ts";
+import { IssueItem, issueOf } from "../results/issues.ts";
 import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
 import { Overview, overview } from "../results/overview.ts";
 import { ProductItem } from "../results/products.ts";
 import {
   type EntityFilters,
   type FindingFilters,
-  type FindingRow,
   type Page,
   ResultQueries,
   type ResultRun,
@@ -266,12 +265,6 @@ interface ListRoute {
   count(context: ListContext): Promise<number>;
   items(context: ListContext): AsyncIterable<unknown>;
 }
-
-const organizationOf = (details: Record<string, unknown>) =>
-  text(details.organization) || text(details.net_name);
-
-export const issueOf = (row: FindingRow) =>
-  issueItem({ ...row, id: row.issueId, organization: organizationOf(row.entityDetails) });
 
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { collections } = app.services;

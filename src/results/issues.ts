@@ -6,6 +6,8 @@
 import { type Static, Type } from "typebox";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { FindingRecord } from "../store/entities.ts";
+import { text } from "./common.ts";
+import type { FindingRow } from "./query.ts";
 
 export const IssueItem = Type.Object({
   id: Type.String(),
@@ -59,4 +61,14 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
       references: issue.references,
     },
   };
+}
+
+/** An issue as of a run, in the spec's shape; its organisation is that of the entity it is on. */
+export function issueOf(row: FindingRow): Static<typeof IssueItem> {
+  const entity = row.entityDetails;
+  return issueItem({
+    ...row,
+    id: row.issueId,
+    organization: text(entity.organization) || text(entity.net_name),
+  });
 }

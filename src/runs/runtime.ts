@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import type { Services } from "../api/context.ts";
 import type { HealthCheck } from "../api/health.ts";
 import { BullRunQueue } from "./bullmq-queue.ts";
-import { RunCoordinator, type RunLog } from "./coordinator.ts";
+import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -30,7 +30,7 @@ export interface RunSystem {
 
 export function createRunSystem(
   services: Services,
-  options: { role: "server" | "worker"; work: RunWork },
+  options: { role: "server" | "worker"; work: RunWork; hooks?: RunHook[] },
 ): RunSystem {
   const { config } = services;
   const worker = `${hostname()}:${process.pid}`;
@@ -58,6 +58,7 @@ export function createRunSystem(
     worker,
     timeLimitSeconds: config.runTimeLimitSeconds,
     taskAttempts: config.taskAttempts,
+    hooks: options.hooks,
   });
   const executes = options.role === "worker" || !queue.durable;
   const scheduler =
