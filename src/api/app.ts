@@ -8,12 +8,15 @@ import { errorHandling, schemaValidators } from "./errors.ts";
 import { type HealthCheck, healthRoutes } from "./health.ts";
 import { openApi } from "./openapi.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { webRoutes } from "./web.ts";
 
 export interface AppOptions {
   logger?: boolean | object;
   healthChecks?: Record<string, HealthCheck>;
   /** Resource plugins added by later layers (runs, results), registered under /api/collections. */
   collectionPlugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  /** Folder of the built dashboard; default src/web/dist. */
+  webRoot?: string;
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -46,5 +49,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     },
     { prefix: "/api/collections" },
   );
+  await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

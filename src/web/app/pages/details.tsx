@@ -1,0 +1,424 @@
+/** What a result row opens: an application's HTTP picture, an issue's proof and fix, a host, a CVE. */
+import type { ComponentChildren } from "preact";
+import { Fields, Section, Value } from "../components/fields.tsx";
+import { ProvenanceGraph } from "../components/provenance.tsx";
+import { ScrollArea } from "../components/scroll-area.tsx";
+import { kindOf, severityName, toNumber } from "../format.ts";
+import type { Application, Entity, Host, Issue, Vulnerability } from "../model.ts";
+
+export function SeverityBadge({ severity }: { severity: unknown }) {
+  const level = toNumber(severity);
+  return (
+    <span class={`badge severity-${Number.isFinite(level) ? level : "unknown"}`}>
+      {severityName(severity)}
+    </span>
+  );
+}
+
+function Seen({ row }: { row: { first_seen?: string; last_seen?: string } }) {
+  if (!row.first_seen && !row.last_seen) return null;
+  return (
+    <p class="meta">
+      First seen {row.first_seen ?? "—"} · last seen {row.last_seen ?? "—"}
+    </p>
+  );
+}
+
+function HowReached({ entity }: { entity: Entity }) {
+  if (!entity.ancestors?.length && !entity.task_results?.length) return null;
+  return (
+    <Section title="How it was reached">
+      <ProvenanceGraph entity={entity} ancestors={entity.ancestors} taskResults={entity.task_results} />
+    </Section>
+  );
+}
+
+function List({
+  items,
+  ordered,
+  empty,
+}: {
+  items: unknown[] | undefined;
+  ordered?: boolean;
+  empty: string;
+}): ComponentChildren {
+  if (!items || items.length === 0) return <p class="muted">{empty}</p>;
+  const children = items.map((item, index) => (
+    <li key={index}>
+      <Value value={item} />
+    </li>
+  ));
+  return ordered ? <ol class="values">{children}</ol> : <ul class="values">{children}</ul>;
+}
+
+function splitHeader(line: string): [string, string] {
+  const colon = line.indexOf(":");
+  return colon < 0 ? [line, ""] : [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+}
+
+const APPLICATION_SHOWN = [
+  "code",
+  "title",
+  "uri",
+  "ip_address",
+  "port",
+  "service",
+  "protocol",
+  "headers",
+  "redirect_chain",
+  "fingerprint",
+  "certificate",
+  "cookies",
+  "scripts",
+  "request_hosts",
+  "content",
+  "products",
+];
+
+export function ApplicationDetails({ app }: { app: Application }) {
+  const d = app.details ?? {};
+  const certificates = (app.ancestors ?? []).filter((a) => kindOf(a.type) === "SslCertificate");
+  const plainHttp = String(d.uri ?? app.name).startsWith("http:");
+  return (
+    <>
+      <Seen row={app} />
+      <dl class="fields summary">
+        <div class="field">
+          <dt>Status</dt>
+          <dd>{d.code ? `HTTP ${d.code}` : "—"}</dd>
+        </div>
+        <div class="field">
+          <dt>Title</dt>
+          <dd>{d.title || <span class="muted">none</span>}</dd>
+        </div>
+        <div class="field">
+          <dt>Address</dt>
+          <dd>
+            {d.ip_address ?? "—"}
+            {d.port !== undefined ? ` port ${toNumber(d.port)}` : ""} {d.service ? `(${d.service})` : ""}
+          </dd>
+        </div>
+        <div class="field">
+          <dt>URI</dt>
+          <dd>
+            <Value value={d.uri ?? app.name} />
+          </dd>
+        </div>
+      </dl>
+      <Section title="Redirect chain">
+        <List items={d.redirect_chain} ordered empty="No redirects." />
+      </Section>
+      <Section title="Response headers">
+        {d.headers && d.headers.length > 0 ? (
+          <ScrollArea label="Response headers">
+            <table class="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Header</th>
+                  <th scope="col">Value</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.headers.map((line, index) => {
+                  const [header, value] = splitHeader(line);
+                  return (
+                    <tr key={index}>
+                      <th scope="row">
+                        <code>{header}</code>
+                      </th>
+                      <td>
+                        <code>{value}</code>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </ScrollArea>
+        ) : (
+          <p class="muted">No headers recorded.</p>
+        )}
+      </Section>
+      <Section title="Fingerprints">
+        {d.fingerprint && d.fingerprint.length > 0 ? (
+          <ScrollArea label="Fingerprints">
+            <table class="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Product</th>
+                  <th scope="col">CPE</th>
+                  <th scope="col">Match</th>
+                  <th scope="col">Known CVEs</th>
+                  <th scope="col">Tags</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.fingerprint.map((fingerprint, index) => (
+                  <tr key={index}>
+                    <th scope="row">
+                      {[fingerprint.vendor, fingerprint.product].filter(Boolean).join(" ")}
+                      {fingerprint.inference ? <span class="muted"> (inferred)</span> : null}
+                    </th>
+                    <td>
+                      <code>{String(fingerprint.cpe ?? "")}</code>
+                    </td>
+                    <td>{[fingerprint.match_type, fingerprint.match_details].filter(Boolean).join(": ")}</td>
+                    <td>{Array.isArray(fingerprint.vulns) ? fingerprint.vulns.length : 0}</td>
+                    <td>{Array.isArray(fingerprint.tags) ? fingerprint.tags.join(", ") : ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollArea>
+        ) : (
+          <p class="muted">No product was fingerprinted.</p>
+        )}
+      </Section>
+      <Section title="Certificate">
+        {d.certificate ? (
+          <Fields data={d.certificate} />
+        ) : certificates.length > 0 ? (
+          <List items={certificates.map((c) => c.name)} empty="" />
+        ) : (
+          <p class="muted">{plainHttp ? "None: served over plain HTTP." : "No certificate recorded."}</p>
+        )}
+      </Section>
+      <Section title="Page">
+        <dl class="fields">
+          <div class="field">
+            <dt>Cookies</dt>
+            <dd>{d.cookies ? <code>{String(d.cookies)}</code> : <span class="muted">none</span>}</dd>
+          </div>
+          <div class="field">
+            <dt>Scripts</dt>
+            <dd>
+              <List items={d.scripts as unknown[]} empty="none" />
+            </dd>
+          </div>
+          <div class="field">
+            <dt>Hosts it loads from</dt>
+            <dd>
+              <List items={d.request_hosts as unknown[]} empty="none" />
+            </dd>
+          </div>
+          <div class="field">
+            <dt>Content checks</dt>
+            <dd>
+              <List
+                items={(d.content as Array<{ name: string; result: boolean }> | undefined)?.map(
+                  (check) => `${check.name}: ${check.result ? "yes" : "no"}`,
+                )}
+                empty="none"
+              />
+            </dd>
+          </div>
+        </dl>
+      </Section>
+      <HowReached entity={app} />
+      <Section title="Other details">
+        <Fields data={d} skip={APPLICATION_SHOWN} />
+      </Section>
+    </>
+  );
+}
+
+const ISSUE_SHOWN = [
+  "request",
+  "remediation",
+  "references",
+  "description",
+  "proof",
+  "severity",
+  "pretty_name",
+  "name",
+  "category",
+];
+
+export function IssueDetails({ issue }: { issue: Issue }) {
+  const d = issue.details ?? {};
+  const request = d.request;
+  const proofFields = Object.fromEntries(
+    ["proof", "insecure_resource_url", "uri", "status", "affected_software"]
+      .filter((key) => d[key] !== undefined && d[key] !== "")
+      .map((key) => [key, d[key]]),
+  );
+  return (
+    <>
+      <p class="issue-head">
+        <SeverityBadge severity={issue.severity} /> <span class="badge">{issue.confidence}</span>{" "}
+        {d.category && <span class="badge">{String(d.category)}</span>}
+      </p>
+      <p>
+        On {kindOf(issue.entity_type)} <code>{issue.entity_name}</code>
+        {issue.scoped === false ? " (outside the collection's scope)" : ""}.
+      </p>
+      <Seen row={issue} />
+      <Section title="What it is">
+        <p>
+          {issue.description || String(d.description ?? "") || <span class="muted">No description.</span>}
+        </p>
+      </Section>
+      <Section title="Proof">
+        {request && (
+          <div class="proof">
+            <p>
+              <code>
+                {request.method ?? "GET"} {request.url ?? ""}
+              </code>
+            </p>
+            {request.headers && Object.keys(request.headers).length > 0 && (
+              <pre>
+                {Object.entries(request.headers)
+                  .map(([header, value]) => `${header}: ${value}`)
+                  .join("\n")}
+              </pre>
+            )}
+          </div>
+        )}
+        {Object.keys(proofFields).length > 0 ? (
+          <Fields data={proofFields} />
+        ) : (
+          !request && <p class="muted">No proof recorded.</p>
+        )}
+      </Section>
+      <Section title="Remediation">
+        <p>{d.remediation ? String(d.remediation) : <span class="muted">No remediation given.</span>}</p>
+      </Section>
+      <Section title="References">
+        {d.references && d.references.length > 0 ? (
+          <ul class="values">
+            {d.references.map((reference) => (
+              <li key={reference.uri}>
+                {reference.type && <span class="muted">{reference.type}: </span>}
+                <a href={reference.uri} target="_blank" rel="noopener noreferrer">
+                  {reference.uri}
+                </a>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">No references.</p>
+        )}
+      </Section>
+      <Section title="Other details">
+        <Fields data={d} skip={[...ISSUE_SHOWN, ...Object.keys(proofFields)]} />
+      </Section>
+    </>
+  );
+}
+
+export function HostDetails({ host }: { host: Host }) {
+  return (
+    <>
+      <Seen row={host} />
+      <Section title="Open ports">
+        <List
+          items={(host.ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`)}
+          empty="No open port found."
+        />
+      </Section>
+      <Section title="Names that resolve to it">
+        <List items={host.resolutions} empty="None recorded." />
+      </Section>
+      <Section title="Network and location">
+        <Fields
+          data={{
+            net_name: host.net_name,
+            os: host.os,
+            ...(host.geolocation ?? {}),
+            scoped: host.scoped,
+            hidden: host.hidden,
+          }}
+        />
+      </Section>
+      <Section title="Other details">
+        <Fields
+          data={host}
+          skip={[
+            "ip",
+            "ports",
+            "resolutions",
+            "net_name",
+            "os",
+            "geolocation",
+            "scoped",
+            "hidden",
+            "first_seen",
+            "last_seen",
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+export function VulnerabilityDetails({ vulnerability: v }: { vulnerability: Vulnerability }) {
+  return (
+    <>
+      <p>
+        {v.cve && (
+          <a
+            href={`https://nvd.nist.gov/vuln/detail/${encodeURIComponent(v.cve)}`}
+            target="_blank"
+            rel="noopener noreferrer"
+          >
+            {v.cve} at NVD
+          </a>
+        )}
+      </p>
+      <Section title="Description">
+        <p>{v.description || <span class="muted">No description.</span>}</p>
+      </Section>
+      <dl class="fields summary">
+        <div class="field">
+          <dt>CVSS v3</dt>
+          <dd>{v.cvss_v3_score ?? "—"}</dd>
+        </div>
+        <div class="field">
+          <dt>CVSS v2</dt>
+          <dd>{v.cvss_v2_score ?? "—"}</dd>
+        </div>
+        <div class="field">
+          <dt>CWE</dt>
+          <dd>{v.cwe || "—"}</dd>
+        </div>
+        <div class="field">
+          <dt>Known exploits</dt>
+          <dd>{v.exploits?.length ?? 0}</dd>
+        </div>
+      </dl>
+      <Section title={`Affected applications (${v.affected?.length ?? 0})`}>
+        <List items={v.affected} empty="None listed." />
+      </Section>
+      <Section title="Other details">
+        <Fields
+          data={v}
+          skip={[
+            "name",
+            "cve",
+            "description",
+            "cvss_v3_score",
+            "cvss_v2_score",
+            "cwe",
+            "exploits",
+            "affected",
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+/** Any other result row: its fields, and its provenance when it has one. */
+export function EntityDetails({ row }: { row: Record<string, unknown> }) {
+  const entity = row as Entity;
+  return (
+    <>
+      <Seen row={entity} />
+      {typeof entity.name === "string" && typeof entity.type === "string" && <HowReached entity={entity} />}
+      <Section title="Details">
+        <Fields data={row} skip={["ancestors", "task_results", "first_seen", "last_seen"]} />
+      </Section>
+    </>
+  );
+}
