@@ -26,11 +26,14 @@ export interface Run {
   status: string;
   created_at: string;
   priority?: number;
+  /** forced (the API) or scheduled. */
+  trigger?: string;
   tasks_total?: number;
   tasks_done?: number;
   started_at?: string | null;
   finished_at?: string | null;
-  reason?: string | null;
+  /** Why it failed or who cancelled it. */
+  error?: string | null;
   [field: string]: unknown;
 }
 
@@ -61,9 +64,31 @@ export interface Application extends Entity {
     ip_address?: string;
     port?: string;
     service?: string;
-    products?: unknown[];
+    /** [name, version] pairs. */
+    products?: unknown[][];
     certificate?: Record<string, unknown>;
   };
+}
+
+export interface Domain extends Entity {
+  name_server?: boolean;
+  resolves?: boolean;
+  addresses?: string[];
+  records?: Record<string, string[]>;
+  spf?: string;
+  dmarc?: string;
+  wildcard?: boolean;
+  wildcard_addresses?: string[];
+  zone_transfer?: boolean;
+  certificates?: string[];
+}
+
+export interface NetBlock extends Entity {
+  asn?: string;
+  organization?: string;
+  net_name?: string;
+  geolocation?: Record<string, string>;
+  hosts?: string[];
 }
 
 export interface Host {

@@ -71,7 +71,7 @@ export interface Series {
 }
 
 const LINE_HEIGHT = 240;
-const PAD = { left: 48, right: 16, top: 12, bottom: 36 };
+const PAD = { left: 48, right: 32, top: 12, bottom: 36 };
 
 /** Rounds the top of the axis up to 1, 2 or 5 times a power of ten. */
 function niceMax(value: number): number {
@@ -92,7 +92,6 @@ export function LineChart({ title, labels, series }: { title: string; labels: st
   const summary = series.map((s) => `${s.name}: ${s.values.join(", ")}`).join("; ");
   return (
     <figure class="chart">
-      <figcaption>{title}</figcaption>
       <svg
         viewBox={`0 0 ${WIDTH} ${LINE_HEIGHT}`}
         role="img"

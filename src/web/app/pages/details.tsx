@@ -1,10 +1,12 @@
 /** What a result row opens: an application's HTTP picture, an issue's proof and fix, a host, a CVE. */
 import type { ComponentChildren } from "preact";
+import { collectionPath } from "../api.ts";
 import { Fields, Section, Value } from "../components/fields.tsx";
 import { ProvenanceGraph } from "../components/provenance.tsx";
 import { ScrollArea } from "../components/scroll-area.tsx";
 import { kindOf, severityName, toNumber } from "../format.ts";
-import type { Application, Entity, Host, Issue, Vulnerability } from "../model.ts";
+import type { Application, Domain, Entity, Host, Issue, NetBlock, Vulnerability } from "../model.ts";
+import { useApi } from "../use-api.ts";
 
 export function SeverityBadge({ severity }: { severity: unknown }) {
   const level = toNumber(severity);
@@ -75,10 +77,29 @@ const APPLICATION_SHOWN = [
   "products",
 ];
 
-export function ApplicationDetails({ app }: { app: Application }) {
+/** The certificates the collection's domains result names for a host name (applications do not carry one). */
+function useCertificatesOf(collection: string, hostname: string | undefined): string[] {
+  const domains = useApi<Domain[]>(hostname ? collectionPath(collection, "/domains") : undefined);
+  return (domains.data ?? []).find((domain) => domain.name === hostname)?.certificates ?? [];
+}
+
+function hostnameOf(uri: string): string | undefined {
+  try {
+    const host = new URL(uri).hostname;
+    return /^[\d.]+$|^\[/.test(host) ? undefined : host;
+  } catch {
+    return undefined;
+  }
+}
+
+export function ApplicationDetails({ app, collection }: { app: Application; collection: string }) {
   const d = app.details ?? {};
-  const certificates = (app.ancestors ?? []).filter((a) => kindOf(a.type) === "SslCertificate");
   const plainHttp = String(d.uri ?? app.name).startsWith("http:");
+  const named = useCertificatesOf(collection, d.certificate || plainHttp ? undefined : hostnameOf(app.name));
+  const certificates = [
+    ...(app.ancestors ?? []).filter((a) => kindOf(a.type) === "SslCertificate").map((a) => a.name),
+    ...named,
+  ].filter((name, index, all) => all.indexOf(name) === index);
   return (
     <>
       <Seen row={app} />
@@ -178,7 +199,7 @@ export function ApplicationDetails({ app }: { app: Application }) {
         {d.certificate ? (
           <Fields data={d.certificate} />
         ) : certificates.length > 0 ? (
-          <List items={certificates.map((c) => c.name)} empty="" />
+          <List items={certificates} empty="" />
         ) : (
           <p class="muted">{plainHttp ? "None: served over plain HTTP." : "No certificate recorded."}</p>
         )}
@@ -214,7 +235,7 @@ export function ApplicationDetails({ app }: { app: Application }) {
           </div>
         </dl>
       </Section>
-      <HowReached entity={app} />
+      <HowReached entity={{ ...app, type: app.type || "Service::Entity::Uri" }} />
       <Section title="Other details">
         <Fields data={d} skip={APPLICATION_SHOWN} />
       </Section>
@@ -402,6 +423,123 @@ export function VulnerabilityDetails({ vulnerability: v }: { vulnerability: Vuln
             "cwe",
             "exploits",
             "affected",
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+const RECORD_TYPES = ["a", "aaaa", "cname", "mx", "ns", "txt", "soa", "caa", "srv"];
+
+export function DomainDetails({ domain }: { domain: Domain }) {
+  const records = Object.entries(domain.records ?? {})
+    .filter(([, values]) => values.length > 0)
+    .sort(([a], [b]) => RECORD_TYPES.indexOf(a) - RECORD_TYPES.indexOf(b));
+  return (
+    <>
+      <p>
+        <span class="badge">{kindOf(domain.type)}</span>{" "}
+        {domain.resolves === false && <span class="badge">does not resolve</span>}{" "}
+        {domain.name_server && <span class="badge">name server</span>}{" "}
+        {domain.zone_transfer && <span class="badge severity-2">zone transfer allowed</span>}{" "}
+        {domain.wildcard && <span class="badge">wildcard zone</span>}
+      </p>
+      <Seen row={domain} />
+      <Section title="DNS records">
+        {records.length === 0 ? (
+          <p class="muted">No records.</p>
+        ) : (
+          <ScrollArea label="DNS records">
+            <table class="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">Value</th>
+                </tr>
+              </thead>
+              <tbody>
+                {records.flatMap(([type, values]) =>
+                  values.map((value) => (
+                    <tr key={`${type} ${value}`}>
+                      <th scope="row">{type.toUpperCase()}</th>
+                      <td>
+                        <code>{value}</code>
+                      </td>
+                    </tr>
+                  )),
+                )}
+              </tbody>
+            </table>
+          </ScrollArea>
+        )}
+      </Section>
+      <Section title="Mail policy">
+        <Fields data={{ spf: domain.spf || "none", dmarc: domain.dmarc || "none" }} />
+      </Section>
+      <Section title="Certificates naming it">
+        <List items={domain.certificates} empty="None seen." />
+      </Section>
+      {domain.wildcard && (
+        <Section title="Wildcard answers">
+          <List items={domain.wildcard_addresses} empty="None recorded." />
+        </Section>
+      )}
+      <HowReached entity={domain} />
+      <Section title="Other details">
+        <Fields
+          data={domain}
+          skip={[
+            "name",
+            "type",
+            "records",
+            "spf",
+            "dmarc",
+            "certificates",
+            "wildcard_addresses",
+            "ancestors",
+            "task_results",
+            "first_seen",
+            "last_seen",
+          ]}
+        />
+      </Section>
+    </>
+  );
+}
+
+export function NetBlockDetails({ netblock }: { netblock: NetBlock }) {
+  return (
+    <>
+      <Seen row={netblock} />
+      <Section title={`Addresses of the collection in it (${netblock.hosts?.length ?? 0})`}>
+        <List items={netblock.hosts} empty="None." />
+      </Section>
+      <Section title="Owner and location">
+        <Fields
+          data={{
+            asn: netblock.asn,
+            organization: netblock.organization,
+            net_name: netblock.net_name,
+            ...(netblock.geolocation ?? {}),
+          }}
+        />
+      </Section>
+      <HowReached entity={netblock} />
+      <Section title="Other details">
+        <Fields
+          data={netblock}
+          skip={[
+            "name",
+            "asn",
+            "organization",
+            "net_name",
+            "geolocation",
+            "hosts",
+            "ancestors",
+            "task_results",
+            "first_seen",
+            "last_seen",
           ]}
         />
       </Section>

@@ -9,13 +9,15 @@ import { type Column, DataTable } from "../components/data-table.tsx";
 import { Dialog } from "../components/dialog.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
 import { cellText, kindOf, severityName, toNumber } from "../format.ts";
-import type { Application, Host, Issue, Product, Vulnerability } from "../model.ts";
+import type { Application, Domain, Host, Issue, NetBlock, Product, Vulnerability } from "../model.ts";
 import { useApi } from "../use-api.ts";
 import {
   ApplicationDetails,
+  DomainDetails,
   EntityDetails,
   HostDetails,
   IssueDetails,
+  NetBlockDetails,
   SeverityBadge,
   VulnerabilityDetails,
 } from "./details.tsx";
@@ -32,7 +34,8 @@ export interface ResultView {
   columns: (rows: Row[]) => Column<Row>[];
   rowKey: (row: Row, index: number) => string;
   detailTitle?: (row: Row) => string;
-  details?: (row: Row) => ComponentChildren;
+  /** What a row opens; `collection` lets it read more of the collection's results. */
+  details?: (row: Row, collection: string) => ComponentChildren;
 }
 
 /** Arrays as they are; objects keyed by name (hosts) as rows with the key under `keyName`. */
@@ -49,18 +52,19 @@ function asRows(result: unknown, keyName = "key"): Row[] {
   return [];
 }
 
+/** A yes/no field as a filterable column. */
+const flag = (field: string, label: string): Column<Row> => ({
+  id: field,
+  label,
+  value: (row) => (row[field] === undefined ? "" : row[field] ? "yes" : "no"),
+  filter: true,
+});
+
 const seen = (field: "first_seen" | "last_seen", label: string): Column<Row> => ({
   id: field,
   label,
   value: (row) => String(row[field] ?? ""),
 });
-
-const scoped: Column<Row> = {
-  id: "scoped",
-  label: "In scope",
-  value: (row) => (row.scoped === undefined ? "" : row.scoped ? "yes" : "no"),
-  filter: true,
-};
 
 const PREFERRED = [
   "name",
@@ -144,7 +148,7 @@ export const RESULT_VIEWS: ResultView[] = [
         filter: true,
       },
       { id: "os", label: "OS", value: (row) => String(row.os ?? "") },
-      scoped,
+      flag("scoped", "In scope"),
       seen("last_seen", "Last seen"),
     ],
     rowKey: (row) => String(row.ip),
@@ -172,8 +176,8 @@ export const RESULT_VIEWS: ResultView[] = [
         id: "products",
         label: "Products",
         value: (row) =>
-          ((row as Application).details?.fingerprint ?? [])
-            .map((f) => [f.product, f.version].filter(Boolean).join(" "))
+          ((row as Application).details?.products ?? [])
+            .map((product) => (Array.isArray(product) ? product.filter(Boolean).join(" ") : String(product)))
             .join(", "),
       },
       {
@@ -181,12 +185,12 @@ export const RESULT_VIEWS: ResultView[] = [
         label: "IP address",
         value: (row) => String((row as Application).details?.ip_address ?? ""),
       },
-      scoped,
+      flag("scoped", "In scope"),
       seen("last_seen", "Last seen"),
     ],
     rowKey: (row) => String(row.name),
     detailTitle: (row) => String(row.name),
-    details: (row) => <ApplicationDetails app={row as Application} />,
+    details: (row, collection) => <ApplicationDetails app={row as Application} collection={collection} />,
   },
   {
     tab: "issues",
@@ -256,8 +260,50 @@ export const RESULT_VIEWS: ResultView[] = [
     detailTitle: (row) => String(row.product),
     details: (row) => <EntityDetails row={row} />,
   },
-  genericView("domains", "Domains", "domains", "Domains and DNS names found from the seeds."),
-  genericView("netblocks", "Netblocks", "netblocks", "Networks the hosts belong to."),
+  {
+    tab: "domains",
+    title: "Domains",
+    noun: "domains",
+    description: "Domains and DNS names found from the seeds, with their records and mail policy.",
+    rows: (result) => asRows(result),
+    columns: () => [
+      { id: "name", label: "Name", value: (row) => String(row.name) },
+      { id: "type", label: "Kind", value: (row) => kindOf(row.type), filter: true },
+      { id: "addresses", label: "Addresses", value: (row) => cellText((row as Domain).addresses ?? []) },
+      flag("resolves", "Resolves"),
+      flag("zone_transfer", "Zone transfer"),
+      flag("wildcard", "Wildcard"),
+      flag("scoped", "In scope"),
+      seen("last_seen", "Last seen"),
+    ],
+    rowKey: (row) => String(row.name),
+    detailTitle: (row) => String(row.name),
+    details: (row) => <DomainDetails domain={row as Domain} />,
+  },
+  {
+    tab: "netblocks",
+    title: "Netblocks",
+    noun: "netblocks",
+    description: "The network blocks that hold the collection's addresses, with owner and location.",
+    rows: (result) => asRows(result),
+    columns: () => [
+      { id: "name", label: "Block", value: (row) => String(row.name) },
+      { id: "asn", label: "ASN", value: (row) => String(row.asn ?? ""), filter: true },
+      { id: "organization", label: "Organisation", value: (row) => String(row.organization ?? "") },
+      {
+        id: "country",
+        label: "Country",
+        value: (row) => String((row as NetBlock).geolocation?.country ?? ""),
+        filter: true,
+      },
+      { id: "hosts", label: "Hosts", value: (row) => ((row as NetBlock).hosts ?? []).length, numeric: true },
+      flag("scoped", "In scope"),
+      seen("last_seen", "Last seen"),
+    ],
+    rowKey: (row) => String(row.name),
+    detailTitle: (row) => `Netblock ${row.name}`,
+    details: (row) => <NetBlockDetails netblock={row as NetBlock} />,
+  },
   genericView("connections", "Connections", "connections", "Third parties the surface depends on."),
   {
     ...genericView(
@@ -271,7 +317,7 @@ export const RESULT_VIEWS: ResultView[] = [
       { id: "type", label: "Kind", value: (row) => kindOf(row.type), filter: true },
       seen("first_seen", "First seen"),
       seen("last_seen", "Last seen"),
-      scoped,
+      flag("scoped", "In scope"),
     ],
   },
 ];
@@ -307,7 +353,7 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
       )}
       {open && view.details && (
         <Dialog title={view.detailTitle?.(open) ?? view.title} onClose={() => setOpen(undefined)}>
-          {view.details(open)}
+          {view.details(open, name)}
         </Dialog>
       )}
     </section>

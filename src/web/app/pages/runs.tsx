@@ -101,7 +101,12 @@ export function RunsSection({ name }: { name: string }) {
       id: "status",
       label: "Status",
       value: (run) => run.status,
-      render: (run) => <RunStatus run={run} />,
+      render: (run) => (
+        <>
+          <RunStatus run={run} />
+          {run.error && <span class="run-error">{run.error}</span>}
+        </>
+      ),
       filter: true,
     },
     {
@@ -117,6 +122,7 @@ export function RunsSection({ name }: { name: string }) {
       value: (run) => String(run.finished_at ?? ""),
       render: (run) => run.finished_at ?? <span class="muted">—</span>,
     },
+    { id: "trigger", label: "Started by", value: (run) => String(run.trigger ?? ""), filter: true },
     {
       id: "priority",
       label: "Priority",
