@@ -23,14 +23,12 @@ const FILE_LIMIT = 5 * 1024 * 1024;
 export interface SeedInputProps {
   id: string;
   label: string;
-  text: string;
-  lines: SeedLine[];
-  onText: (text: string) => void;
-  /** Messages the API returned, by line number. */
-  apiErrors: Map<number, string[]>;
+  /** The form's seed text, its lines, and the API's messages by line number (useSeedText). */
+  seeds: SeedText;
 }
 
-export function SeedInput({ id, label, text, lines, onText, apiErrors }: SeedInputProps) {
+export function SeedInput({ id, label, seeds }: SeedInputProps) {
+  const { text, lines, setText: onText, apiErrors } = seeds;
   const [fileError, setFileError] = useState<string>();
   const problems = lines.filter((line) => line.problem || apiErrors.has(line.line));
   const ready = lines.filter((line) => line.seed).length;
@@ -175,6 +173,8 @@ export function SeedInput({ id, label, text, lines, onText, apiErrors }: SeedInp
   );
 }
 
+export type SeedText = ReturnType<typeof useSeedText>;
+
 /** The seed text of a form, its parsed lines, and the API's errors for them. */
 export function useSeedText(initial = "") {
   const [text, setTextState] = useState(initial);
@@ -219,7 +219,7 @@ export interface SeedSubmission<T> {
  */
 export async function submitSeeds<T>(
   id: string,
-  seedText: ReturnType<typeof useSeedText>,
+  seedText: SeedText,
   request: (seeds: Seed[]) => Promise<T>,
 ): Promise<SeedSubmission<T>> {
   const problem = linesProblem(seedText.lines);

@@ -3,7 +3,7 @@ import type { ComponentChildren } from "preact";
 import { collectionPath } from "../api.ts";
 import { Fields, Section, Value } from "../components/fields.tsx";
 import { ProvenanceGraph } from "../components/provenance.tsx";
-import { ScrollArea } from "../components/scroll-area.tsx";
+import { SimpleTable } from "../components/simple-table.tsx";
 import { kindOf, severityName, toNumber } from "../format.ts";
 import type { Application, Domain, Entity, Host, Issue, NetBlock, Vulnerability } from "../model.ts";
 import { useApi } from "../use-api.ts";
@@ -52,6 +52,17 @@ function List({
   ));
   return ordered ? <ol class="values">{children}</ol> : <ul class="values">{children}</ul>;
 }
+
+/** The fields no section above showed, without the basics every entity has. */
+function OtherDetails({ data, shown }: { data: object; shown: string[] }) {
+  return (
+    <Section title="Other details">
+      <Fields data={data as Record<string, unknown>} skip={[...shown, ...ENTITY_BASICS]} />
+    </Section>
+  );
+}
+
+const ENTITY_BASICS = ["name", "type", "ancestors", "task_results", "first_seen", "last_seen"];
 
 function splitHeader(line: string): [string, string] {
   const colon = line.indexOf(":");
@@ -130,70 +141,31 @@ export function ApplicationDetails({ app, collection }: { app: Application; coll
         <List items={d.redirect_chain} ordered empty="No redirects." />
       </Section>
       <Section title="Response headers">
-        {d.headers && d.headers.length > 0 ? (
-          <ScrollArea label="Response headers">
-            <table class="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Header</th>
-                  <th scope="col">Value</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.headers.map((line, index) => {
-                  const [header, value] = splitHeader(line);
-                  return (
-                    <tr key={index}>
-                      <th scope="row">
-                        <code>{header}</code>
-                      </th>
-                      <td>
-                        <code>{value}</code>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </ScrollArea>
-        ) : (
-          <p class="muted">No headers recorded.</p>
-        )}
+        <SimpleTable
+          label="Response headers"
+          headings={["Header", "Value"]}
+          rows={(d.headers ?? []).map((line) =>
+            splitHeader(line).map((part) => <code key={part}>{part}</code>),
+          )}
+          empty="No headers recorded."
+        />
       </Section>
       <Section title="Fingerprints">
-        {d.fingerprint && d.fingerprint.length > 0 ? (
-          <ScrollArea label="Fingerprints">
-            <table class="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Product</th>
-                  <th scope="col">CPE</th>
-                  <th scope="col">Match</th>
-                  <th scope="col">Known CVEs</th>
-                  <th scope="col">Tags</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.fingerprint.map((fingerprint, index) => (
-                  <tr key={index}>
-                    <th scope="row">
-                      {[fingerprint.vendor, fingerprint.product].filter(Boolean).join(" ")}
-                      {fingerprint.inference ? <span class="muted"> (inferred)</span> : null}
-                    </th>
-                    <td>
-                      <code>{String(fingerprint.cpe ?? "")}</code>
-                    </td>
-                    <td>{[fingerprint.match_type, fingerprint.match_details].filter(Boolean).join(": ")}</td>
-                    <td>{Array.isArray(fingerprint.vulns) ? fingerprint.vulns.length : 0}</td>
-                    <td>{Array.isArray(fingerprint.tags) ? fingerprint.tags.join(", ") : ""}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
-        ) : (
-          <p class="muted">No product was fingerprinted.</p>
-        )}
+        <SimpleTable
+          label="Fingerprints"
+          headings={["Product", "CPE", "Match", "Known CVEs", "Tags"]}
+          rows={(d.fingerprint ?? []).map((fingerprint) => [
+            <>
+              {[fingerprint.vendor, fingerprint.product].filter(Boolean).join(" ")}
+              {fingerprint.inference ? <span class="muted"> (inferred)</span> : null}
+            </>,
+            <code key="cpe">{String(fingerprint.cpe ?? "")}</code>,
+            [fingerprint.match_type, fingerprint.match_details].filter(Boolean).join(": "),
+            Array.isArray(fingerprint.vulns) ? fingerprint.vulns.length : 0,
+            Array.isArray(fingerprint.tags) ? fingerprint.tags.join(", ") : "",
+          ])}
+          empty="No product was fingerprinted."
+        />
       </Section>
       <Section title="Certificate">
         {d.certificate ? (
@@ -236,9 +208,7 @@ export function ApplicationDetails({ app, collection }: { app: Application; coll
         </dl>
       </Section>
       <HowReached entity={{ ...app, type: app.type || "Service::Entity::Uri" }} />
-      <Section title="Other details">
-        <Fields data={d} skip={APPLICATION_SHOWN} />
-      </Section>
+      <OtherDetails data={d} shown={APPLICATION_SHOWN} />
     </>
   );
 }
@@ -321,9 +291,7 @@ export function IssueDetails({ issue }: { issue: Issue }) {
           <p class="muted">No references.</p>
         )}
       </Section>
-      <Section title="Other details">
-        <Fields data={d} skip={[...ISSUE_SHOWN, ...Object.keys(proofFields)]} />
-      </Section>
+      <OtherDetails data={d} shown={[...ISSUE_SHOWN, ...Object.keys(proofFields)]} />
     </>
   );
 }
@@ -352,23 +320,10 @@ export function HostDetails({ host }: { host: Host }) {
           }}
         />
       </Section>
-      <Section title="Other details">
-        <Fields
-          data={host}
-          skip={[
-            "ip",
-            "ports",
-            "resolutions",
-            "net_name",
-            "os",
-            "geolocation",
-            "scoped",
-            "hidden",
-            "first_seen",
-            "last_seen",
-          ]}
-        />
-      </Section>
+      <OtherDetails
+        data={host}
+        shown={["ip", "ports", "resolutions", "net_name", "os", "geolocation", "scoped", "hidden"]}
+      />
     </>
   );
 }
@@ -411,21 +366,10 @@ export function VulnerabilityDetails({ vulnerability: v }: { vulnerability: Vuln
       <Section title={`Affected applications (${v.affected?.length ?? 0})`}>
         <List items={v.affected} empty="None listed." />
       </Section>
-      <Section title="Other details">
-        <Fields
-          data={v}
-          skip={[
-            "name",
-            "cve",
-            "description",
-            "cvss_v3_score",
-            "cvss_v2_score",
-            "cwe",
-            "exploits",
-            "affected",
-          ]}
-        />
-      </Section>
+      <OtherDetails
+        data={v}
+        shown={["cve", "description", "cvss_v3_score", "cvss_v2_score", "cwe", "exploits", "affected"]}
+      />
     </>
   );
 }
@@ -447,32 +391,14 @@ export function DomainDetails({ domain }: { domain: Domain }) {
       </p>
       <Seen row={domain} />
       <Section title="DNS records">
-        {records.length === 0 ? (
-          <p class="muted">No records.</p>
-        ) : (
-          <ScrollArea label="DNS records">
-            <table class="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Value</th>
-                </tr>
-              </thead>
-              <tbody>
-                {records.flatMap(([type, values]) =>
-                  values.map((value) => (
-                    <tr key={`${type} ${value}`}>
-                      <th scope="row">{type.toUpperCase()}</th>
-                      <td>
-                        <code>{value}</code>
-                      </td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
-          </ScrollArea>
-        )}
+        <SimpleTable
+          label="DNS records"
+          headings={["Type", "Value"]}
+          rows={records.flatMap(([type, values]) =>
+            values.map((value) => [type.toUpperCase(), <code key={value}>{value}</code>]),
+          )}
+          empty="No records."
+        />
       </Section>
       <Section title="Mail policy">
         <Fields data={{ spf: domain.spf || "none", dmarc: domain.dmarc || "none" }} />
@@ -486,24 +412,7 @@ export function DomainDetails({ domain }: { domain: Domain }) {
         </Section>
       )}
       <HowReached entity={domain} />
-      <Section title="Other details">
-        <Fields
-          data={domain}
-          skip={[
-            "name",
-            "type",
-            "records",
-            "spf",
-            "dmarc",
-            "certificates",
-            "wildcard_addresses",
-            "ancestors",
-            "task_results",
-            "first_seen",
-            "last_seen",
-          ]}
-        />
-      </Section>
+      <OtherDetails data={domain} shown={["records", "spf", "dmarc", "certificates", "wildcard_addresses"]} />
     </>
   );
 }
@@ -526,23 +435,7 @@ export function NetBlockDetails({ netblock }: { netblock: NetBlock }) {
         />
       </Section>
       <HowReached entity={netblock} />
-      <Section title="Other details">
-        <Fields
-          data={netblock}
-          skip={[
-            "name",
-            "asn",
-            "organization",
-            "net_name",
-            "geolocation",
-            "hosts",
-            "ancestors",
-            "task_results",
-            "first_seen",
-            "last_seen",
-          ]}
-        />
-      </Section>
+      <OtherDetails data={netblock} shown={["asn", "organization", "net_name", "geolocation", "hosts"]} />
     </>
   );
 }

@@ -1,8 +1,9 @@
 /** Creating a collection: its name, team, scan rate and first seeds. Nothing is saved unless all is valid. */
 import { useEffect, useState } from "preact/hooks";
 import { collectionPath, get, post } from "../api.ts";
+import { ScanRateSelect } from "../components/scan-rate-select.tsx";
 import { SeedInput, submitSeeds, useSeedText } from "../components/seed-input.tsx";
-import { type Collection, SCAN_RATE_LABELS, SCAN_RATES } from "../model.ts";
+import type { Collection } from "../model.ts";
 import { Page } from "../page.tsx";
 import { navigate } from "../router.ts";
 
@@ -130,31 +131,14 @@ export function NewCollectionPage() {
           </div>
           <div class="form-row">
             <label for="collection-rate">Scan rate</label>
-            <select
-              id="collection-rate"
-              value={scanRate}
-              onChange={(event) => setScanRate((event.target as HTMLSelectElement).value)}
-            >
-              {SCAN_RATES.map((rate) => (
-                <option key={rate} value={rate}>
-                  {SCAN_RATE_LABELS[rate]}
-                </option>
-              ))}
-            </select>
+            <ScanRateSelect id="collection-rate" value={scanRate} onChange={setScanRate} />
             <p class="hint">
               Automatic runs follow your account (daily when active, weekly on trial); a collection may choose
               a slower rate.
             </p>
           </div>
         </div>
-        <SeedInput
-          id="new-seeds"
-          label="First seeds"
-          text={seeds.text}
-          lines={seeds.lines}
-          onText={seeds.setText}
-          apiErrors={seeds.apiErrors}
-        />
+        <SeedInput id="new-seeds" label="First seeds" seeds={seeds} />
         {error && (
           <p class="notice error" role="alert" id="form-error">
             {error}

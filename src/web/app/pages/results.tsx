@@ -30,9 +30,12 @@ export interface ResultView {
   /** Plural noun for counts ("issues"). */
   noun: string;
   description: string;
-  rows: (result: unknown) => Row[];
+  /** How the answer becomes rows; default: the list itself. */
+  rows?: (result: unknown) => Row[];
   columns: (rows: Row[]) => Column<Row>[];
-  rowKey: (row: Row, index: number) => string;
+  /** Default: the row's name. */
+  rowKey?: (row: Row, index: number) => string;
+  /** Default: the row's name. */
   detailTitle?: (row: Row) => string;
   /** What a row opens; `collection` lets it read more of the collection's results. */
   details?: (row: Row, collection: string) => ComponentChildren;
@@ -114,7 +117,6 @@ function genericView(tab: string, title: string, noun: string, description: stri
     title,
     noun,
     description,
-    rows: (result) => asRows(result),
     columns: genericColumns,
     rowKey: (row, index) => String(row.id ?? row.name ?? row.key ?? index),
     detailTitle: (row) => String(row.name ?? row.key ?? title),
@@ -160,7 +162,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Applications",
     noun: "applications",
     description: "Web applications on every web port, with what they answer and run.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "name", label: "Application", value: (row) => String(row.name) },
       {
@@ -188,8 +189,6 @@ export const RESULT_VIEWS: ResultView[] = [
       flag("scoped", "In scope"),
       seen("last_seen", "Last seen"),
     ],
-    rowKey: (row) => String(row.name),
-    detailTitle: (row) => String(row.name),
     details: (row, collection) => <ApplicationDetails app={row as Application} collection={collection} />,
   },
   {
@@ -197,7 +196,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Issues",
     noun: "issues",
     description: "Misconfigurations and weaknesses, most severe first.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "pretty_name", label: "Issue", value: (row) => String(row.pretty_name || row.name) },
       {
@@ -228,7 +226,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Vulnerabilities",
     noun: "vulnerabilities",
     description: "CVEs of the products found, with the applications they affect.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "cve", label: "CVE", value: (row) => String(row.cve || row.name) },
       {
@@ -251,7 +248,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Products",
     noun: "products",
     description: "Software and versions fingerprinted, with how often each was seen.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "product", label: "Product", value: (row) => String((row as unknown as Product).product) },
       { id: "count", label: "Seen on", value: (row) => toNumber(row.count), numeric: true },
@@ -265,7 +261,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Domains",
     noun: "domains",
     description: "Domains and DNS names found from the seeds, with their records and mail policy.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "name", label: "Name", value: (row) => String(row.name) },
       { id: "type", label: "Kind", value: (row) => kindOf(row.type), filter: true },
@@ -276,8 +271,6 @@ export const RESULT_VIEWS: ResultView[] = [
       flag("scoped", "In scope"),
       seen("last_seen", "Last seen"),
     ],
-    rowKey: (row) => String(row.name),
-    detailTitle: (row) => String(row.name),
     details: (row) => <DomainDetails domain={row as Domain} />,
   },
   {
@@ -285,7 +278,6 @@ export const RESULT_VIEWS: ResultView[] = [
     title: "Netblocks",
     noun: "netblocks",
     description: "The network blocks that hold the collection's addresses, with owner and location.",
-    rows: (result) => asRows(result),
     columns: () => [
       { id: "name", label: "Block", value: (row) => String(row.name) },
       { id: "asn", label: "ASN", value: (row) => String(row.asn ?? ""), filter: true },
@@ -300,7 +292,6 @@ export const RESULT_VIEWS: ResultView[] = [
       flag("scoped", "In scope"),
       seen("last_seen", "Last seen"),
     ],
-    rowKey: (row) => String(row.name),
     detailTitle: (row) => `Netblock ${row.name}`,
     details: (row) => <NetBlockDetails netblock={row as NetBlock} />,
   },
@@ -326,7 +317,7 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
   const view = RESULT_VIEWS.find((v) => v.tab === tab)!;
   const resource = useApi<unknown>(collectionPath(name, `/${view.tab}`));
   const [open, setOpen] = useState<Row>();
-  const rows = resource.data === undefined ? [] : view.rows(resource.data);
+  const rows = resource.data === undefined ? [] : (view.rows ?? asRows)(resource.data);
   return (
     <section aria-labelledby="result-heading">
       <h2 id="result-heading">{view.title}</h2>
@@ -346,13 +337,16 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
           noun={view.noun}
           rows={rows}
           columns={view.columns(rows)}
-          rowKey={view.rowKey}
+          rowKey={view.rowKey ?? ((row, index) => String(row.name ?? index))}
           onOpen={view.details ? setOpen : undefined}
           initialSort={view.tab === "issues" ? { id: "severity" } : undefined}
         />
       )}
       {open && view.details && (
-        <Dialog title={view.detailTitle?.(open) ?? view.title} onClose={() => setOpen(undefined)}>
+        <Dialog
+          title={view.detailTitle?.(open) ?? String(open.name ?? view.title)}
+          onClose={() => setOpen(undefined)}
+        >
           {view.details(open, name)}
         </Dialog>
       )}

@@ -3,9 +3,10 @@ import { useState } from "preact/hooks";
 import { collectionPath, del, post, sentence } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { Empty } from "../components/notice.tsx";
+import { ScanRateSelect } from "../components/scan-rate-select.tsx";
 import { SeedInput, submitSeeds, useSeedText } from "../components/seed-input.tsx";
 import { plural } from "../format.ts";
-import { type Collection, SCAN_RATE_LABELS, SCAN_RATES } from "../model.ts";
+import { type Collection, SCAN_RATE_LABELS } from "../model.ts";
 
 type Seed = Collection["seeds"][number];
 
@@ -100,14 +101,7 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
           />
         )}
         <form class="stack" onSubmit={add} noValidate>
-          <SeedInput
-            id="add-seeds"
-            label="Add seeds"
-            text={seeds.text}
-            lines={seeds.lines}
-            onText={seeds.setText}
-            apiErrors={seeds.apiErrors}
-          />
+          <SeedInput id="add-seeds" label="Add seeds" seeds={seeds} />
           {addError && (
             <p class="notice error" role="alert">
               {addError}
@@ -125,17 +119,7 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
         <h2 id="settings-heading">Settings</h2>
         <form class="inline-form" onSubmit={saveRate}>
           <label for="scan-rate">Scan rate</label>
-          <select
-            id="scan-rate"
-            value={rate}
-            onChange={(event) => setRate((event.target as HTMLSelectElement).value)}
-          >
-            {SCAN_RATES.map((value) => (
-              <option key={value} value={value}>
-                {SCAN_RATE_LABELS[value]}
-              </option>
-            ))}
-          </select>
+          <ScanRateSelect id="scan-rate" value={rate} onChange={setRate} />
           <button type="submit">Save scan rate</button>
         </form>
         {rateMessage && (
