@@ -146,3 +146,14 @@ export interface Product {
   product: string;
   count: string;
 }
+
+export interface Connection {
+  /** The third party by registrable domain. */
+  name: string;
+  /** script, web_resource, redirect, mail, dns. */
+  kinds?: string[];
+  hosts?: string[];
+  count?: number;
+  used_by?: string[];
+  [field: string]: unknown;
+}

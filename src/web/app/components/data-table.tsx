@@ -16,6 +16,8 @@ export interface Column<R> {
   render?: (row: R) => ComponentChildren;
   /** Offer a select of this column's distinct values. */
   filter?: boolean;
+  /** For a column holding several values (e.g. kinds): each of them, to filter by any one. */
+  filterValues?: (row: R) => Array<string | number>;
   /** Label of a select filter's value (e.g. severity 1 → "1 critical"); default the value. */
   filterLabel?: (value: string | number) => string;
   numeric?: boolean;
@@ -46,6 +48,10 @@ function compare(a: string | number, b: string | number): number {
   return collator.compare(String(a), String(b));
 }
 
+function valuesOf<R>(column: Column<R>, row: R): Array<string | number> {
+  return column.filterValues ? column.filterValues(row) : [column.value(row)];
+}
+
 export function DataTable<R>(props: DataTableProps<R>) {
   const { noun, rows, columns, rowKey, onOpen } = props;
   const [sort, setSort] = useState(props.initialSort ?? { id: columns[0].id, descending: false });
@@ -58,7 +64,7 @@ export function DataTable<R>(props: DataTableProps<R>) {
   const choices = useMemo(() => {
     const result: Record<string, Array<string | number>> = {};
     for (const column of columns.filter((c) => c.filter)) {
-      const values = [...new Set(rows.map((row) => column.value(row)))].filter((v) => v !== "");
+      const values = [...new Set(rows.flatMap((row) => valuesOf(column, row)))].filter((v) => v !== "");
       result[column.id] = values.sort(compare);
     }
     return result;
@@ -69,7 +75,8 @@ export function DataTable<R>(props: DataTableProps<R>) {
     const filtered = rows.filter((row) => {
       for (const [id, wanted] of Object.entries(filters)) {
         const column = columns.find((c) => c.id === id);
-        if (column && wanted !== "" && String(column.value(row)) !== wanted) return false;
+        if (column && wanted !== "" && !valuesOf(column, row).some((value) => String(value) === wanted))
+          return false;
       }
       if (!needle) return true;
       return columns.some((column) => String(column.value(row)).toLowerCase().includes(needle));

@@ -5,7 +5,16 @@ import { Fields, Section, Value } from "../components/fields.tsx";
 import { ProvenanceGraph } from "../components/provenance.tsx";
 import { SimpleTable } from "../components/simple-table.tsx";
 import { kindOf, severityName, toNumber } from "../format.ts";
-import type { Application, Domain, Entity, Host, Issue, NetBlock, Vulnerability } from "../model.ts";
+import type {
+  Application,
+  Connection,
+  Domain,
+  Entity,
+  Host,
+  Issue,
+  NetBlock,
+  Vulnerability,
+} from "../model.ts";
 import { useApi } from "../use-api.ts";
 
 export function SeverityBadge({ severity }: { severity: unknown }) {
@@ -436,6 +445,34 @@ export function NetBlockDetails({ netblock }: { netblock: NetBlock }) {
       </Section>
       <HowReached entity={netblock} />
       <OtherDetails data={netblock} shown={["asn", "organization", "net_name", "geolocation", "hosts"]} />
+    </>
+  );
+}
+
+const CONNECTION_KINDS: Record<string, string> = {
+  script: "runs its scripts",
+  web_resource: "loads resources from it",
+  redirect: "redirects to it",
+  mail: "receives mail through it (MX)",
+  dns: "serves DNS through it (NS)",
+};
+
+export function ConnectionDetails({ connection }: { connection: Connection }) {
+  return (
+    <>
+      <Section title="How the surface depends on it">
+        <List
+          items={(connection.kinds ?? []).map((kind) => CONNECTION_KINDS[kind] ?? kind)}
+          empty="Not recorded."
+        />
+      </Section>
+      <Section title="Its hosts in use">
+        <List items={connection.hosts} empty="None recorded." />
+      </Section>
+      <Section title={`Used by (${connection.used_by?.length ?? 0})`}>
+        <List items={connection.used_by} empty="None recorded." />
+      </Section>
+      <OtherDetails data={connection} shown={["kinds", "hosts", "used_by", "count"]} />
     </>
   );
 }

@@ -9,10 +9,20 @@ import { type Column, DataTable } from "../components/data-table.tsx";
 import { Dialog } from "../components/dialog.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
 import { cellText, kindOf, severityName, toNumber } from "../format.ts";
-import type { Application, Domain, Host, Issue, NetBlock, Product, Vulnerability } from "../model.ts";
+import type {
+  Application,
+  Connection,
+  Domain,
+  Host,
+  Issue,
+  NetBlock,
+  Product,
+  Vulnerability,
+} from "../model.ts";
 import { useApi } from "../use-api.ts";
 import {
   ApplicationDetails,
+  ConnectionDetails,
   DomainDetails,
   EntityDetails,
   HostDetails,
@@ -295,7 +305,26 @@ export const RESULT_VIEWS: ResultView[] = [
     detailTitle: (row) => `Netblock ${row.name}`,
     details: (row) => <NetBlockDetails netblock={row as NetBlock} />,
   },
-  genericView("connections", "Connections", "connections", "Third parties the surface depends on."),
+  {
+    tab: "connections",
+    title: "Connections",
+    noun: "third parties",
+    description:
+      "Third parties the surface depends on: script and resource hosts, redirects, mail and DNS providers.",
+    columns: () => [
+      { id: "name", label: "Third party", value: (row) => String(row.name) },
+      {
+        id: "kinds",
+        label: "How",
+        value: (row) => cellText((row as Connection).kinds ?? []),
+        filterValues: (row) => (row as Connection).kinds ?? [],
+        filter: true,
+      },
+      { id: "hosts", label: "Hosts", value: (row) => cellText((row as Connection).hosts ?? []) },
+      { id: "count", label: "Used by", value: (row) => toNumber(row.count), numeric: true },
+    ],
+    details: (row) => <ConnectionDetails connection={row as Connection} />,
+  },
   {
     ...genericView(
       "recent",
