@@ -221,4 +221,20 @@ describe("dashboard in Chromium", { skip }, () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.getItem("sightline.keys")), null);
   });
+
+  test("a key pair revoked during the session leads back to sign-in with the API's sentence", async () => {
+    const { accounts } = t.server.services;
+    const key = await accounts.issueKey((await accounts.findUser("admin"))!.id);
+    await page.getByLabel("Access key").fill(key.accessKey);
+    await page.getByLabel("Secret key").fill(key.secretKey);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    await page.goto(`${t.url}/`);
+    await page.getByRole("link", { name: "acme" }).waitFor();
+    await accounts.revokeKey(key.accessKey);
+    await page.getByRole("link", { name: "acme" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.getByText(/has been revoked/).waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem("sightline.keys")), null);
+  });
 });
