@@ -35,6 +35,18 @@ export interface Config {
   bootstrapAccessKey: string;
   bootstrapSecretKey: string;
   schedulerIntervalSeconds: number;
+  /** Tasks one process executes at once (in-process queue, or each BullMQ worker). */
+  taskConcurrency: number;
+  /** How often a failing task is tried before its run fails. */
+  taskAttempts: number;
+  /** BullMQ lock duration and stalled-job check interval: how soon a dead worker's tasks are retried. */
+  queueStallSeconds: number;
+  /** Namespace of the BullMQ keys in Redis (several installations can share one Redis). */
+  redisPrefix: string;
+  /** On SIGTERM/SIGINT, how long in-flight tasks may finish before they are handed back. */
+  shutdownGraceSeconds: number;
+  /** Testing/extension hook: a module exporting `createRunWork(services)` used instead of the built-in work. */
+  runWorkModule: string;
 }
 
 export const DEFAULTS: Config = {
@@ -59,6 +71,12 @@ export const DEFAULTS: Config = {
   bootstrapAccessKey: "",
   bootstrapSecretKey: "",
   schedulerIntervalSeconds: 60,
+  taskConcurrency: 8,
+  taskAttempts: 3,
+  queueStallSeconds: 30,
+  redisPrefix: "sightline",
+  shutdownGraceSeconds: 10,
+  runWorkModule: "",
 };
 
 /** Environment variable → configuration key. */
@@ -84,6 +102,12 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_BOOTSTRAP_ACCESS_KEY: "bootstrapAccessKey",
   SIGHTLINE_BOOTSTRAP_SECRET_KEY: "bootstrapSecretKey",
   SIGHTLINE_SCHEDULER_INTERVAL: "schedulerIntervalSeconds",
+  SIGHTLINE_TASK_CONCURRENCY: "taskConcurrency",
+  SIGHTLINE_TASK_ATTEMPTS: "taskAttempts",
+  SIGHTLINE_QUEUE_STALL_SECONDS: "queueStallSeconds",
+  SIGHTLINE_REDIS_PREFIX: "redisPrefix",
+  SIGHTLINE_SHUTDOWN_GRACE: "shutdownGraceSeconds",
+  SIGHTLINE_RUN_WORK_MODULE: "runWorkModule",
 };
 
 export class ConfigError extends Error {}
@@ -131,6 +155,12 @@ function check(config: Config): void {
     throw new ConfigError("SIGHTLINE_RUN_TIME_LIMIT must be at least 1 second");
   if (config.schedulerIntervalSeconds < 1)
     throw new ConfigError("SIGHTLINE_SCHEDULER_INTERVAL must be at least 1");
+  if (config.taskConcurrency < 1) throw new ConfigError("SIGHTLINE_TASK_CONCURRENCY must be at least 1");
+  if (config.taskAttempts < 1) throw new ConfigError("SIGHTLINE_TASK_ATTEMPTS must be at least 1");
+  if (config.queueStallSeconds < 1)
+    throw new ConfigError("SIGHTLINE_QUEUE_STALL_SECONDS must be at least 1 second");
+  if (!/^[A-Za-z0-9_.-]+$/.test(config.redisPrefix))
+    throw new ConfigError("SIGHTLINE_REDIS_PREFIX must be letters, digits, _ . or -");
   if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
   if (config.bodyLimit < 1024) throw new ConfigError("SIGHTLINE_BODY_LIMIT must be at least 1024 bytes");
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(config.logLevel))

@@ -2,20 +2,30 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.ts";
 import type { Services } from "./api/context.ts";
+import { runRoutes } from "./api/runs.ts";
 import type { Config } from "./config.ts";
+import { createRunSystem, type RunSystem } from "./runs/runtime.ts";
+import type { RunWork } from "./runs/work.ts";
+import { loadRunWork } from "./runs/work-loader.ts";
 import { openServices } from "./services.ts";
 import { bootstrapFirstUser } from "./store/bootstrap.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
   services: Services;
+  runs: RunSystem;
   url: string;
   close(): Promise<void>;
 }
 
 export async function startServer(
   config: Config,
-  options: { logger?: boolean | object; announce?: (line: string) => void } = {},
+  options: {
+    logger?: boolean | object;
+    announce?: (line: string) => void;
+    /** What runs do; default: SIGHTLINE_RUN_WORK_MODULE or the built-in work (src/runs/default-work.ts). */
+    runWork?: (services: Services) => RunWork | Promise<RunWork>;
+  } = {},
 ): Promise<RunningServer> {
   const services = await openServices(config);
   const announce = options.announce ?? (() => {});
@@ -30,18 +40,39 @@ export async function startServer(
       announce("Using the key pair from SIGHTLINE_BOOTSTRAP_ACCESS_KEY / SIGHTLINE_BOOTSTRAP_SECRET_KEY.");
     }
   }
+  const runs = createRunSystem(services, {
+    role: "server",
+    work: await (options.runWork ?? loadRunWork)(services),
+  });
   const app = await buildApp(services, {
     logger: options.logger ?? false,
+    healthChecks: runs.healthChecks,
+    collectionPlugins: [runRoutes(runs.coordinator)],
   });
-  const address = await app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    await services.store.close();
+    throw error;
+  }
+  const log = app.log.child({ component: "runs" });
+  await runs.start({
+    info: (message) => log.info(message),
+    warn: (message) => log.warn(message),
+    error: (message) => log.error(message),
+  });
   const url = address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
   announce(`Sightline is listening on ${url} (store: ${services.store.dialect} ${services.store.location}).`);
   return {
     app,
     services,
+    runs,
     url,
     async close() {
       await app.close();
+      await runs.close();
       await services.store.close();
     },
   };

@@ -1,6 +1,7 @@
 /** Opens the store and the repositories every entry point (server, worker, CLI) shares. */
 import type { Services } from "./api/context.ts";
 import type { Config } from "./config.ts";
+import { RunsRepository } from "./runs/repository.ts";
 import { AccountsRepository } from "./store/accounts.ts";
 import { CollectionsRepository } from "./store/collections.ts";
 import { openStore } from "./store/database.ts";
@@ -14,5 +15,6 @@ export async function openServices(config: Config, options: { migrate?: boolean 
     store,
     accounts: new AccountsRepository(store.db),
     collections: new CollectionsRepository(store.db),
+    runs: new RunsRepository(store.db),
   };
 }

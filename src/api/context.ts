@@ -1,5 +1,6 @@
 /** What routes reach through `app.services`: configuration and repositories, decorated once at start. */
 import type { Config } from "../config.ts";
+import type { RunsRepository } from "../runs/repository.ts";
 import type { AccountsRepository, Principal } from "../store/accounts.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
 import type { Store } from "../store/database.ts";
@@ -9,6 +10,7 @@ export interface Services {
   store: Store;
   accounts: AccountsRepository;
   collections: CollectionsRepository;
+  runs: RunsRepository;
 }
 
 declare module "fastify" {

@@ -1,11 +1,30 @@
 /** The `sightline` command. */
 import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config.ts";
-import { startServer } from "../server.ts";
 import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
+import { registerCollectionCommands } from "./collections.ts";
 import { CliError } from "./output.ts";
+import { registerRunCommands } from "./runs.ts";
+import { registerVulndbCommands } from "./vulndb.ts";
+
+/** On SIGINT/SIGTERM: say what happens, close, exit; a second signal exits at once. */
+function closeOnSignal(what: string, close: () => Promise<void>): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      console.log(`${signal} received again; exiting now.`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`${signal} received; ${what}`);
+    await close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
 
 const program = new Command("sightline")
   .description("Sightline: self-hosted attack-surface management")
@@ -17,20 +36,26 @@ program
   .description("run the API server (and, without REDIS_URL, the runs in-process)")
   .action(async () => {
     const config = loadConfig();
+    // Loaded on demand: client commands start faster without the server's dependencies.
+    const { startServer } = await import("../server.ts");
     const server = await startServer(config, {
       logger: { level: config.logLevel, redact: ["req.headers.service_secret_key"] },
       announce: (line) => console.log(line),
     });
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      console.log(`${signal} received; finishing in-flight requests and shutting down.`);
-      await server.close();
-      process.exit(0);
-    };
-    process.on("SIGINT", () => void stop("SIGINT"));
-    process.on("SIGTERM", () => void stop("SIGTERM"));
+    closeOnSignal("finishing in-flight requests and tasks, then shutting down.", () => server.close());
+  });
+
+program
+  .command("worker")
+  .description("execute run tasks from the BullMQ queue (needs REDIS_URL and DATABASE_URL); start any number")
+  .action(async () => {
+    const config = loadConfig();
+    const { startWorker } = await import("../runs/worker.ts");
+    const worker = await startWorker(config, { announce: (line) => console.log(line) });
+    closeOnSignal(
+      `finishing tasks in flight for up to ${config.shutdownGraceSeconds}s, then handing the rest back.`,
+      () => worker.close(),
+    );
   });
 
 program
@@ -47,6 +72,9 @@ program
   });
 
 registerAdminCommands(program);
+registerRunCommands(program);
+registerCollectionCommands(program);
+registerVulndbCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,5 +1,7 @@
 /** A real Sightline server on an ephemeral port over a test store, and a small HTTP client for it. */
+import type { Services } from "../../src/api/context.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import type { RunWork } from "../../src/runs/work.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
@@ -8,12 +10,18 @@ export interface Keys {
   secretKey: string;
 }
 
+/** Makes the RunWork of a test server (default: the built-in work). */
+export type RunWorkFactory = (services: Services) => RunWork | Promise<RunWork>;
+
 export interface TestServer {
   server: RunningServer;
   store: TestStore;
+  config: Config;
   url: string;
   admin: Keys;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** Stops the server (not the store) and starts a new one on the same store and configuration. */
+  restart(runWork?: RunWorkFactory): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,6 +49,7 @@ export const BOOTSTRAP_KEYS: Keys = {
 export async function startTestServer(
   dialect: "sqlite" | "postgres",
   overrides: Partial<Config> = {},
+  options: { runWork?: RunWorkFactory } = {},
 ): Promise<TestServer> {
   const store = await createTestStore(dialect);
   const config = loadConfig(
@@ -55,7 +64,7 @@ export async function startTestServer(
       ...overrides,
     },
   );
-  const server = await startServer(config);
+  let server = await startServer(config, { runWork: options.runWork });
   const request = async (
     method: string,
     path: string,
@@ -82,11 +91,20 @@ export async function startTestServer(
     return { status: response.status, headers: response.headers, body: parsed, text };
   };
   return {
-    server,
+    get server() {
+      return server;
+    },
+    get url() {
+      return server.url;
+    },
     store,
-    url: server.url,
+    config,
     admin: BOOTSTRAP_KEYS,
     request,
+    async restart(runWork = options.runWork) {
+      await server.close();
+      server = await startServer(config, { runWork });
+    },
     async close() {
       await server.close();
       await store.drop();

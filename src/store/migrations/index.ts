@@ -1,7 +1,11 @@
 /** Every migration, in the order it runs. Add new ones at the end; never edit one that has shipped. */
 import { accountsAndCollections } from "./001-accounts-collections.ts";
+import { runs } from "./002-runs.ts";
+import { vulnerabilityDatabase } from "./004-vulndb.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
   "001-accounts-collections": accountsAndCollections,
+  "002-runs": runs,
+  "004-vulndb": vulnerabilityDatabase,
 };

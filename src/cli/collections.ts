@@ -1,0 +1,217 @@
+/**
+ * Client commands for collections and their results, through the public API of a running server:
+ *   sightline collections list|show|create|add-seeds|delete-seeds
+ *   sightline results <collection> <kind> [--format table|json|csv]
+ * Seeds come from `--seed TYPE:NAME` (repeatable), bare `--seed NAME` (type detected), or `--seeds-file`
+ * (one per line, `TYPE NAME` or a bare name; `#` comments and blank lines skipped).
+ */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { detectSeedType, isSeedType, SEED_TYPES, type Seed } from "../core/seeds.ts";
+import {
+  ApiClient,
+  type ClientOptions,
+  clientSettings,
+  collectionPath,
+  withClientOptions,
+} from "./api-client.ts";
+import { CliError, output } from "./output.ts";
+
+type Options = ClientOptions & { json?: boolean };
+type SeedOptions = Options & { seed: string[]; seedsFile?: string; team?: string; scanRate?: string };
+
+/** The result kinds the API serves under /api/collections/{name}/. */
+export const RESULT_KINDS = [
+  "overview",
+  "recent",
+  "applications",
+  "connections",
+  "domains",
+  "hosts",
+  "issues",
+  "netblocks",
+  "products",
+  "vulnerabilities",
+] as const;
+
+/** One seed as typed by a person: `Domain:example.com`, `Domain example.com` or a bare value. */
+export function parseSeedText(text: string, where: string): Seed {
+  const trimmed = text.trim();
+  const match = /^([A-Za-z]+)[:\s]\s*(\S.*)$/.exec(trimmed);
+  if (match && isSeedType(match[1]) && !/^[a-z]+:\/\//i.test(trimmed))
+    return { type: match[1], name: match[2].trim() };
+  const type = detectSeedType(trimmed);
+  if (!type) {
+    throw new CliError(
+      `${where}: cannot tell what "${trimmed}" is; write it as TYPE:NAME with TYPE one of ${SEED_TYPES.join(", ")}`,
+      2,
+    );
+  }
+  return { type, name: trimmed };
+}
+
+function collectSeeds(options: SeedOptions): Seed[] {
+  const seeds = options.seed.map((text, i) => parseSeedText(text, `--seed #${i + 1}`));
+  if (options.seedsFile) {
+    let content: string;
+    try {
+      content = readFileSync(options.seedsFile, "utf8");
+    } catch (error) {
+      throw new CliError(
+        `Cannot read ${options.seedsFile}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+        2,
+      );
+    }
+    content.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim() === "" || line.trim().startsWith("#")) return;
+      seeds.push(parseSeedText(line, `${options.seedsFile} line ${i + 1}`));
+    });
+  }
+  return seeds;
+}
+
+const repeat = (value: string, previous: string[]) => [...previous, value];
+
+function seedOptions(command: Command): Command {
+  return withClientOptions(command)
+    .option("--seed <seed>", "a seed as TYPE:NAME or a bare name (repeatable)", repeat, [])
+    .option("--seeds-file <file>", "seeds, one per line (TYPE NAME or a bare name)")
+    .option("--json", "print JSON");
+}
+
+/** Flattens a result into rows: the hosts object becomes one row per IP. */
+export function resultRows(kind: string, result: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(result))
+    return result.map((item) => (typeof item === "object" && item ? item : { value: item }));
+  if (result && typeof result === "object") {
+    if (kind === "hosts") return Object.entries(result).map(([ip, host]) => ({ ip, ...(host as object) }));
+    return [result as Record<string, unknown>];
+  }
+  return [];
+}
+
+/** A cell as text: nested values as compact JSON. */
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+/** RFC 4180 CSV with a header row of every key seen. */
+export function toCsv(rows: Array<Record<string, unknown>>): string {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const quote = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+  const lines = [columns.map(quote).join(",")];
+  for (const row of rows) lines.push(columns.map((column) => quote(cellText(row[column]))).join(","));
+  return `${lines.join("\r\n")}\r\n`;
+}
+
+/** For the terminal: only the columns that are short scalars, each cut to a readable width. */
+function tableRows(rows: Array<Record<string, unknown>>): {
+  rows: Array<Record<string, unknown>>;
+  columns: string[];
+} {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((column) =>
+    rows.every((row) => row[column] === null || typeof row[column] !== "object"),
+  );
+  const cut = (text: string) => (text.length > 60 ? `${text.slice(0, 57)}...` : text);
+  return {
+    columns,
+    rows: rows.map((row) =>
+      Object.fromEntries(columns.map((column) => [column, cut(cellText(row[column]))])),
+    ),
+  };
+}
+
+export function registerCollectionCommands(program: Command): void {
+  const collections = program
+    .command("collections")
+    .description("manage collections and seeds (through the API)");
+
+  withClientOptions(collections.command("list").description("the collections of all your teams"))
+    .option("--json", "print JSON")
+    .action(async (options: Options) => {
+      const names = await new ApiClient(clientSettings(options)).get<string[]>("/api/collections");
+      if (options.json) output(true, names);
+      else for (const name of names.length ? names : ["(none)"]) console.log(name);
+    });
+
+  withClientOptions(
+    collections.command("show <collection>").description("a collection's team, scan rate and seeds"),
+  )
+    .option("--json", "print JSON")
+    .action(async (collection: string, options: Options) => {
+      const result = await new ApiClient(clientSettings(options)).get<
+        { seeds: Seed[] } & Record<string, unknown>
+      >(collectionPath(collection));
+      if (options.json) return output(true, result);
+      const { seeds, ...rest } = result;
+      output(false, rest);
+      console.log("");
+      output(false, seeds, ["type", "name"]);
+    });
+
+  seedOptions(collections.command("create <collection>").description("create a collection with its seeds"))
+    .option("--team <id>", "the team that owns it (default: your default team)")
+    .option("--scan-rate <rate>", "auto, on_demand, daily, weekly or monthly")
+    .action(async (collection: string, options: SeedOptions) => {
+      const body: Record<string, unknown> = { name: collection, seeds: collectSeeds(options) };
+      if (options.team !== undefined) body.team_id = options.team;
+      if (options.scanRate !== undefined) body.scan_rate = options.scanRate;
+      const result = await new ApiClient(clientSettings(options)).post<{ seed_count: number }>(
+        "/api/collections",
+        body,
+      );
+      if (options.json) output(true, result);
+      else console.log(`Created collection ${collection} with ${result.seed_count} seeds.`);
+    });
+
+  seedOptions(collections.command("add-seeds <collection>").description("add seeds (those present are kept)"))
+    .option("--scan-rate <rate>", "also change the scan rate")
+    .action(async (collection: string, options: SeedOptions) => {
+      const seeds = collectSeeds(options);
+      if (seeds.length === 0 && options.scanRate === undefined)
+        throw new CliError("Nothing to add: give --seed or --seeds-file", 2);
+      const body: Record<string, unknown> = { seeds };
+      if (options.scanRate !== undefined) body.scan_rate = options.scanRate;
+      const result = await new ApiClient(clientSettings(options)).post<{
+        seeds_added: number;
+        seed_count: number;
+      }>(collectionPath(collection), body);
+      if (options.json) output(true, result);
+      else
+        console.log(`Added ${result.seeds_added} new seeds to ${collection}; it has ${result.seed_count}.`);
+    });
+
+  withClientOptions(
+    collections.command("delete-seeds <collection>").description("delete all seeds of a collection"),
+  )
+    .option("--json", "print JSON")
+    .action(async (collection: string, options: Options) => {
+      const result = await new ApiClient(clientSettings(options)).request<{ seeds_deleted: number }>(
+        "DELETE",
+        collectionPath(collection, "/seeds"),
+      );
+      if (options.json) output(true, result);
+      else console.log(`Deleted ${result.seeds_deleted} seeds from ${collection}.`);
+    });
+
+  withClientOptions(
+    program
+      .command("results <collection> <kind>")
+      .description(`read results of the latest finished run; kind: ${RESULT_KINDS.join(", ")}`)
+      .option("--format <format>", "table, json or csv", "table"),
+  ).action(async (collection: string, kind: string, options: ClientOptions & { format: string }) => {
+    if (!(RESULT_KINDS as readonly string[]).includes(kind))
+      throw new CliError(`Unknown result kind "${kind}"; choose one of ${RESULT_KINDS.join(", ")}`, 2);
+    if (!["table", "json", "csv"].includes(options.format))
+      throw new CliError(`--format must be table, json or csv, not "${options.format}"`, 2);
+    const result = await new ApiClient(clientSettings(options)).get<unknown>(
+      collectionPath(collection, `/${kind}`),
+    );
+    if (options.format === "json") return output(true, result);
+    const rows = resultRows(kind, result);
+    if (options.format === "csv") return void process.stdout.write(toCsv(rows));
+    const table = tableRows(rows);
+    output(false, table.rows, table.columns);
+  });
+}

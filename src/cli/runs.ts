@@ -1,0 +1,167 @@
+/**
+ * Client commands for runs, through the public API of a running server:
+ *   sightline run <collection> [--watch]        force a run now (optionally follow it)
+ *   sightline runs list <collection>            the collection's runs, newest first
+ *   sightline runs watch <collection> [id]      follow a run (default: the latest) with a progress bar
+ *   sightline runs cancel <collection> <id>     cancel a queued or started run
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { Presets, SingleBar } from "cli-progress";
+import type { Command } from "commander";
+import { parseTimestamp } from "../core/formats.ts";
+import {
+  ApiClient,
+  type ClientOptions,
+  clientSettings,
+  collectionPath,
+  withClientOptions,
+} from "./api-client.ts";
+import { CliError, output } from "./output.ts";
+
+/** A run as the API lists it. */
+interface Run {
+  id: number;
+  status: string;
+  created_at: string;
+  priority: number;
+  trigger: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  tasks_total: number;
+  tasks_done: number;
+}
+
+type Options = ClientOptions & { json?: boolean };
+type WatchOptions = Options & { interval: string };
+
+const ENDED = new Set(["finished", "failed", "cancelled"]);
+
+function runId(text: string): number {
+  if (!/^\d+$/.test(text)) throw new CliError(`A run id is a whole number, not "${text}"`, 2);
+  return Number(text);
+}
+
+function interval(text: string): number {
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 100)
+    throw new CliError(`--interval must be at least 100 ms, not "${text}"`, 2);
+  return ms;
+}
+
+function took(run: Run): string {
+  if (!run.started_at || !run.finished_at) return "";
+  const seconds = Math.round(
+    (parseTimestamp(run.finished_at).getTime() - parseTimestamp(run.started_at).getTime()) / 1000,
+  );
+  return ` in ${seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${seconds % 60}s`}`;
+}
+
+/** Follows a run until it ends: a progress bar on a terminal, a line per change otherwise. */
+async function watch(
+  client: ApiClient,
+  collection: string,
+  id: number,
+  everyMs: number,
+  json?: boolean,
+): Promise<void> {
+  const bar = process.stderr.isTTY
+    ? new SingleBar(
+        {
+          format: `run ${id} {status} [{bar}] {value}/{total} tasks | {duration_formatted}`,
+          stream: process.stderr,
+        },
+        Presets.shades_classic,
+      )
+    : undefined;
+  let run: Run;
+  let last = "";
+  for (;;) {
+    run = await client.get<Run>(collectionPath(collection, `/runs/${id}`));
+    if (bar) {
+      if (last === "") bar.start(Math.max(run.tasks_total, 1), run.tasks_done, { status: run.status });
+      bar.setTotal(Math.max(run.tasks_total, 1));
+      bar.update(run.tasks_done, { status: run.status });
+      last = run.status;
+    } else {
+      const line = `run ${id}: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks`;
+      if (line !== last) console.error(line);
+      last = line;
+    }
+    if (ENDED.has(run.status)) break;
+    await sleep(everyMs);
+  }
+  bar?.stop();
+  if (json) output(true, run);
+  if (run.status === "failed")
+    throw new CliError(`Run ${id} of ${collection} failed: ${run.error ?? "no reason given"}`);
+  if (run.status === "cancelled")
+    throw new CliError(`Run ${id} of ${collection} was cancelled${run.error ? `: ${run.error}` : "."}`);
+  if (!json) console.log(`Run ${id} of ${collection} finished: ${run.tasks_done} tasks${took(run)}.`);
+}
+
+export function registerRunCommands(program: Command): void {
+  withClientOptions(
+    program
+      .command("run <collection>")
+      .description("force a run of a collection now (through the API)")
+      .option("--watch", "follow the run with a progress bar until it ends")
+      .option("--interval <ms>", "how often --watch asks for progress", "1000")
+      .option("--json", "print JSON"),
+  ).action(async (collection: string, options: WatchOptions & { watch?: boolean }) => {
+    const everyMs = interval(options.interval);
+    const client = new ApiClient(clientSettings(options));
+    const { id } = await client.post<{ id: string }>(collectionPath(collection, "/schedule"));
+    if (options.watch) return watch(client, collection, Number(id), everyMs, options.json);
+    const run = await client.get<Run>(collectionPath(collection, `/runs/${id}`));
+    if (options.json) output(true, run);
+    else
+      console.log(
+        `Run ${id} of ${collection} is ${run.status}; follow it with: sightline runs watch ${collection} ${id}`,
+      );
+  });
+
+  const runs = program
+    .command("runs")
+    .description("list, follow and cancel the runs of a collection (through the API)");
+  withClientOptions(runs.command("list <collection>").description("the runs of a collection, newest first"))
+    .option("--json", "print JSON")
+    .action(async (collection: string, options: Options) => {
+      const client = new ApiClient(clientSettings(options));
+      const list = await client.get<Run[]>(collectionPath(collection, "/runs"));
+      if (options.json) return output(true, list);
+      output(
+        false,
+        list.map((run) => ({ ...run, tasks: `${run.tasks_done}/${run.tasks_total}` })),
+        ["id", "status", "trigger", "priority", "created_at", "finished_at", "tasks", "error"],
+      );
+    });
+  withClientOptions(
+    runs
+      .command("watch <collection> [id]")
+      .description("follow a run (default: the latest) with a progress bar until it ends")
+      .option("--interval <ms>", "how often to ask for progress", "1000")
+      .option("--json", "print the run as JSON when it ends"),
+  ).action(async (collection: string, idText: string | undefined, options: WatchOptions) => {
+    const everyMs = interval(options.interval);
+    const client = new ApiClient(clientSettings(options));
+    let id = idText === undefined ? undefined : runId(idText);
+    if (id === undefined) {
+      const [latest] = await client.get<Run[]>(collectionPath(collection, "/runs"));
+      if (!latest)
+        throw new CliError(
+          `Collection "${collection}" has no runs yet; start one with: sightline run ${collection}`,
+        );
+      id = latest.id;
+    }
+    await watch(client, collection, id, everyMs, options.json);
+  });
+  withClientOptions(runs.command("cancel <collection> <id>").description("cancel a queued or started run"))
+    .option("--json", "print JSON")
+    .action(async (collection: string, idText: string, options: Options) => {
+      const client = new ApiClient(clientSettings(options));
+      const run = await client.post<Run>(collectionPath(collection, `/runs/${runId(idText)}/cancel`));
+      if (options.json) output(true, run);
+      else console.log(`Run ${run.id} of ${collection} is cancelled.`);
+    });
+}

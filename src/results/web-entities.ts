@@ -1,0 +1,36 @@
+/** What the web result views read of an entity: its kind, name, scope and details. */
+import type { Fingerprint } from "../discovery/fingerprint/types.ts";
+
+export interface ResultEntity {
+  kind: string;
+  name: string;
+  scoped: boolean;
+  details: Record<string, unknown>;
+}
+
+/** The spec fingerprints kept in an entity's details (applications and services). */
+export function fingerprintsOf(entity: ResultEntity): Fingerprint[] {
+  const value = entity.details.fingerprint;
+  return Array.isArray(value)
+    ? (value as Fingerprint[]).filter((item) => item && item.type === "fingerprint")
+    : [];
+}
+
+/** `[product, version]` pairs kept in an entity's details. */
+export function productsOf(entity: ResultEntity): Array<[string, string]> {
+  const value = entity.details.products;
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (pair): pair is [string, string] =>
+      Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "string",
+  );
+}
+
+/** Entities that carry web or service products: applications (Uri) and services. */
+export const carriesProducts = (entity: ResultEntity) =>
+  entity.kind === "Uri" || entity.kind === "NetworkService";
+
+/** A details field as a list of strings (absent or malformed → []). */
+export function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+}

@@ -1,0 +1,318 @@
+/**
+ * The run lifecycle: queued → started → finished, or failed (with a reason) or cancelled.
+ *
+ * The coordinator is both sides of the queue. As the control side it creates runs (forced by the API,
+ * scheduled by the scheduler), cancels them and fails those past their time limit. As the job handler
+ * it plans a run (its start job), executes tasks through the RunWork, records their follow-ups, and when
+ * no task is left lets exactly one process call `finish`. Every transition is a compare-and-set in the
+ * store, so any number of processes may run coordinators over the same runs.
+ */
+import { nowIso } from "../core/formats.ts";
+import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
+import { HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
+import type { RunRow, RunsRepository } from "./repository.ts";
+import type { RunInfo, RunWork } from "./work.ts";
+
+export const FORCED_PRIORITY = 1;
+export const SCHEDULED_PRIORITY = 5;
+
+/** How often runs with tasks in flight here are checked for cancel, failure and the time limit. */
+const WATCH_MS = 1000;
+
+export interface RunLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export const SILENT: RunLog = { info() {}, warn() {}, error() {} };
+
+export interface CoordinatorOptions {
+  repository: RunsRepository;
+  queue: RunQueue;
+  work: RunWork;
+  /** This process, as recorded on the tasks it runs (host:pid). */
+  worker: string;
+  timeLimitSeconds: number;
+  taskAttempts: number;
+  log?: RunLog;
+}
+
+export type CancelOutcome = "cancelled" | "ended" | "finishing";
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class RunCoordinator implements JobHandler {
+  readonly repository: RunsRepository;
+  readonly queue: RunQueue;
+  readonly worker: string;
+  log: RunLog;
+  private readonly work: RunWork;
+  private readonly timeLimitSeconds: number;
+  private readonly taskAttempts: number;
+  private readonly inFlight: InFlight;
+  private readonly infos = new Map<number, RunInfo>();
+
+  constructor(options: CoordinatorOptions) {
+    this.repository = options.repository;
+    this.queue = options.queue;
+    this.work = options.work;
+    this.worker = options.worker;
+    this.timeLimitSeconds = options.timeLimitSeconds;
+    this.taskAttempts = options.taskAttempts;
+    this.log = options.log ?? SILENT;
+    this.inFlight = new InFlight({
+      watch: (runIds) => this.watch(runIds),
+      pollMs: WATCH_MS,
+      onError: (error) => this.log.warn(`checking runs in flight failed: ${error.message}`),
+    });
+  }
+
+  // --- control ----------------------------------------------------------------------------------------
+
+  /** A forced run of the collection, or the run already queued or started (`created: false`). */
+  async force(collectionId: number): Promise<{ run: RunRow; created: boolean }> {
+    // The active run may end between a refused insert and the look-up; then the insert succeeds next time.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const created = await this.repository.create(collectionId, "forced", FORCED_PRIORITY);
+      if (created) {
+        this.dispatch(created);
+        return { run: created, created: true };
+      }
+      const active = await this.repository.active(collectionId);
+      if (active) return { run: active, created: false };
+    }
+    throw new Error(`could not create a run for collection ${collectionId}: it keeps changing`);
+  }
+
+  /** Hands a queued run to the queue. Never waits on it: a queue that is down delays the run, not the caller. */
+  dispatch(run: RunRow): void {
+    this.queue
+      .enqueue([{ kind: "start", runId: run.id, priority: run.priority }])
+      .catch((error) =>
+        this.log.warn(`run ${run.id} stays queued until the queue takes it: ${messageOf(error)}`),
+      );
+  }
+
+  async cancel(runId: number, reason: string): Promise<CancelOutcome> {
+    if (await this.repository.end(runId, "cancelled", reason)) {
+      this.ended(runId, new RunEnded(runId, reason));
+      return "cancelled";
+    }
+    const run = await this.repository.get(runId);
+    return run?.status === "started" && run.finishing_at ? "finishing" : "ended";
+  }
+
+  /** Fails the run (if still active) and stops its work here; other processes notice within a second. */
+  async fail(runId: number, reason: string, options: { finishing?: boolean } = {}): Promise<void> {
+    if (await this.repository.end(runId, "failed", reason, options))
+      this.log.warn(`run ${runId} failed: ${reason}`);
+    this.ended(runId, new RunEnded(runId, reason));
+  }
+
+  /** Fails every run past its time limit (and any that died while saving its results). */
+  async expireOverdue(): Promise<number> {
+    const now = Date.now();
+    const finishingBefore = new Date(now - this.timeLimitSeconds * 1000).toISOString();
+    const overdue = await this.repository.overdue(new Date(now).toISOString(), finishingBefore);
+    for (const run of overdue) await this.expire(run);
+    return overdue.length;
+  }
+
+  /**
+   * Re-queues work that may have no job: in-process at start (`includeRunning`: tasks that were running,
+   * or a finish that was under way, when the process died), and periodically for a durable queue (a job
+   * lost between the store and Redis).
+   */
+  async resume(runs: RunRow[], options: { includeRunning?: boolean } = {}): Promise<void> {
+    for (const run of runs) {
+      if (run.status === "queued") this.dispatch(run);
+      else if (run.status === "started") {
+        // Only an embedded restart may take over a finish that died half-way: no other process runs it.
+        if (options.includeRunning && run.finishing_at) await this.repository.unclaimFinish(run.id);
+        await this.continueRun(run, options);
+      }
+    }
+  }
+
+  // --- execution --------------------------------------------------------------------------------------
+
+  async run(job: RunJob): Promise<void> {
+    if (job.kind === "start") await this.startRun(job.runId);
+    else await this.runTask(job.runId, job.taskId);
+  }
+
+  async failed(job: RunJob, error: Error): Promise<void> {
+    const what = job.kind === "start" ? "Planning the run" : `Task ${job.taskId}`;
+    await this.fail(job.runId, `${what} failed and will not be retried: ${error.message}`);
+  }
+
+  /** Stops taking jobs, lets tasks in flight finish for up to `graceMs`, then hands the rest back. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.queue.stop();
+    await this.inFlight.drained(graceMs);
+    this.inFlight.abortAll(new ShuttingDown());
+    await this.queue.close();
+    this.inFlight.close();
+  }
+
+  private async startRun(runId: number): Promise<void> {
+    let run = await this.repository.get(runId);
+    if (run?.status === "queued") {
+      const info = await this.info(runId);
+      const tasks = info ? await this.work.plan(info) : [];
+      const deadline = new Date(Date.now() + this.timeLimitSeconds * 1000).toISOString();
+      if (info && (await this.repository.start(runId, tasks, deadline))) {
+        this.log.info(`run ${runId} of ${info.collectionName} started with ${tasks.length} tasks`);
+      }
+      run = await this.repository.get(runId);
+    }
+    if (run?.status !== "started") {
+      this.queue.runEnded(runId);
+      return;
+    }
+    await this.continueRun(run);
+  }
+
+  /** Queues the run's unfinished tasks (the queue drops ids it already holds), or finishes it when none is left. */
+  private async continueRun(run: RunRow, options: { includeRunning?: boolean } = {}): Promise<void> {
+    const ids = await this.repository.unfinishedTaskIds(run.id, options);
+    if (ids.length === 0) await this.tryFinish(run.id);
+    else
+      await this.queue.enqueue(
+        ids.map((taskId) => ({ kind: "task", runId: run.id, taskId, priority: run.priority })),
+      );
+  }
+
+  private async runTask(runId: number, taskId: number): Promise<void> {
+    const run = await this.repository.get(runId);
+    if (run?.status !== "started" || run.finishing_at) {
+      if (run?.status !== "started") this.ended(runId);
+      return;
+    }
+    if (run.deadline_at && run.deadline_at < nowIso()) {
+      await this.expire(run);
+      return;
+    }
+    const task = await this.repository.beginTask(taskId, this.worker);
+    if (!task) {
+      // A repeated job of a done task: its worker may have died before queueing the follow-ups.
+      await this.continueRun(run);
+      return;
+    }
+    if (task.attempts > this.taskAttempts) {
+      await this.fail(
+        runId,
+        `Task "${task.key}" was started ${task.attempts - 1} times and its worker stopped each time; the run was stopped.`,
+      );
+      return;
+    }
+    const info = await this.info(runId);
+    if (!info) return;
+    const lease = this.inFlight.begin(runId);
+    let followUps: Awaited<ReturnType<RunWork["execute"]>>;
+    try {
+      followUps = await this.work.execute(task, info, lease.signal);
+    } catch (error) {
+      await this.taskFailed(run, task, error, lease.signal);
+      return;
+    } finally {
+      lease.end();
+    }
+    if (lease.signal.reason instanceof RunEnded) {
+      await this.repository.releaseTask(task.id);
+      return;
+    }
+    // Done, even if a shutdown began meanwhile: keep the work.
+    const added = await this.repository.completeTask(runId, task.id, followUps, this.worker);
+    if (added === undefined) return;
+    if (added.length > 0)
+      await this.queue.enqueue(
+        added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
+      );
+    else await this.tryFinish(runId);
+  }
+
+  private async taskFailed(
+    run: RunRow,
+    task: { id: number; key: string; attempts: number },
+    error: unknown,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (signal.aborted) {
+      const shutdown = signal.reason instanceof ShuttingDown;
+      await this.repository.releaseTask(task.id, { refund: shutdown });
+      if (shutdown) throw new HandBack();
+      return;
+    }
+    const message = messageOf(error);
+    await this.repository.releaseTask(task.id, { error: message });
+    if (task.attempts >= this.taskAttempts) {
+      await this.fail(
+        run.id,
+        `Task "${task.key}" failed ${task.attempts} time${task.attempts === 1 ? "" : "s"}; last error: ${message}`,
+      );
+      return;
+    }
+    throw error; // the queue retries it after a backoff
+  }
+
+  /** The one process whose claim wins calls `finish`; only then does the run become finished. */
+  private async tryFinish(runId: number): Promise<void> {
+    if (!(await this.repository.claimFinish(runId))) return;
+    const info = await this.info(runId);
+    try {
+      if (info) await this.work.finish(info);
+    } catch (error) {
+      await this.fail(runId, `Saving the run's results failed: ${messageOf(error)}`, { finishing: true });
+      return;
+    }
+    if (await this.repository.markFinished(runId)) this.log.info(`run ${runId} finished`);
+    this.ended(runId);
+  }
+
+  private async expire(run: RunRow): Promise<void> {
+    const limit =
+      run.deadline_at && run.started_at
+        ? Math.round((Date.parse(run.deadline_at) - Date.parse(run.started_at)) / 1000)
+        : this.timeLimitSeconds;
+    const reason = run.finishing_at
+      ? `The run stopped while saving its results and did not recover within ${limit} seconds.`
+      : `The run exceeded its time limit of ${limit} seconds (SIGHTLINE_RUN_TIME_LIMIT) and was stopped; earlier results are kept.`;
+    await this.fail(run.id, reason, { finishing: run.finishing_at !== null });
+  }
+
+  /** For the tasks in flight here: which runs ended elsewhere or ran out of time. */
+  private async watch(runIds: number[]): Promise<RunEnded[]> {
+    const rows = await this.repository.statuses(runIds);
+    const now = nowIso();
+    const ended: RunEnded[] = [];
+    for (const runId of runIds) {
+      const run = rows.get(runId);
+      if (run?.status === "started" && run.deadline_at && run.deadline_at < now && !run.finishing_at) {
+        await this.expire(run);
+      } else if (run?.status !== "started") {
+        ended.push(new RunEnded(runId, `run ${runId} is ${run?.status ?? "gone"}`));
+      }
+    }
+    return ended;
+  }
+
+  /** Local clean-up once a run is over: abort its tasks here and free its queue slot. */
+  private ended(runId: number, reason?: RunEnded): void {
+    if (reason) this.inFlight.abortRun(runId, reason);
+    this.queue.runEnded(runId);
+    this.infos.delete(runId);
+  }
+
+  private async info(runId: number): Promise<RunInfo | undefined> {
+    let info = this.infos.get(runId);
+    if (!info) {
+      info = await this.repository.info(runId);
+      // Runs that ended in other processes never say so here; keep the cache small instead.
+      if (this.infos.size >= 1000) this.infos.clear();
+      if (info) this.infos.set(runId, info);
+    }
+    return info;
+  }
+}

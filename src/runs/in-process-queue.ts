@@ -1,0 +1,196 @@
+/**
+ * The embedded queue: jobs run in this process, lowest priority number first (then first come), with at
+ * most `taskConcurrency` jobs at once and at most `runConcurrency` runs in progress. Nothing here
+ * survives the process; on start the coordinator rebuilds it from the store.
+ */
+import { HandBack, type JobHandler, jobId, type RunJob, type RunQueue, retryDelay } from "./queue.ts";
+
+interface Entry {
+  job: RunJob;
+  id: string;
+  seq: number;
+  /** Failed attempts so far. */
+  failures: number;
+}
+
+const before = (a: Entry, b: Entry) =>
+  a.job.priority !== b.job.priority ? a.job.priority < b.job.priority : a.seq < b.seq;
+
+/** A binary min-heap ordered by (priority, arrival). */
+class EntryHeap {
+  private items: Entry[] = [];
+
+  peek(): Entry | undefined {
+    return this.items[0];
+  }
+
+  push(entry: Entry): void {
+    const items = this.items;
+    items.push(entry);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(items[i], items[parent])) break;
+      [items[i], items[parent]] = [items[parent], items[i]];
+      i = parent;
+    }
+  }
+
+  pop(): Entry | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let best = i;
+        if (left < items.length && before(items[left], items[best])) best = left;
+        if (right < items.length && before(items[right], items[best])) best = right;
+        if (best === i) break;
+        [items[i], items[best]] = [items[best], items[i]];
+        i = best;
+      }
+    }
+    return top;
+  }
+
+  /** Removes the entries that match; answers them. */
+  remove(match: (entry: Entry) => boolean): Entry[] {
+    const removed = this.items.filter(match);
+    if (removed.length > 0) {
+      const kept = this.items.filter((entry) => !match(entry));
+      this.items = [];
+      for (const entry of kept) this.push(entry);
+    }
+    return removed;
+  }
+}
+
+export interface InProcessQueueOptions {
+  taskConcurrency: number;
+  runConcurrency: number;
+  attempts: number;
+  backoffMs: number;
+}
+
+export class InProcessQueue implements RunQueue {
+  readonly durable = false;
+  readonly healthChecks = {};
+  private readonly options: InProcessQueueOptions;
+  private readonly starts = new EntryHeap();
+  private readonly tasks = new EntryHeap();
+  /** Ids waiting, backing off or running: an id enqueued again meanwhile is dropped. */
+  private readonly known = new Set<string>();
+  /** Runs that hold a run slot: from their start job until the coordinator says they ended. */
+  private readonly activeRuns = new Set<number>();
+  private readonly inHand = new Set<Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private handler: JobHandler | undefined;
+  private running = 0;
+  private seq = 0;
+  private stopped = false;
+
+  constructor(options: InProcessQueueOptions) {
+    this.options = options;
+  }
+
+  async ready(): Promise<void> {}
+
+  async enqueue(jobs: RunJob[]): Promise<void> {
+    for (const job of jobs) {
+      const id = jobId(job);
+      if (this.known.has(id)) continue;
+      this.known.add(id);
+      this.push({ job, id, seq: this.seq++, failures: 0 });
+    }
+    this.pump();
+  }
+
+  consume(handler: JobHandler): void {
+    this.handler = handler;
+    this.pump();
+  }
+
+  runEnded(runId: number): void {
+    this.activeRuns.delete(runId);
+    const ofRun = (entry: Entry) => entry.job.runId === runId;
+    for (const entry of [...this.starts.remove(ofRun), ...this.tasks.remove(ofRun)])
+      this.known.delete(entry.id);
+    this.pump();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  async close(): Promise<void> {
+    this.stop();
+    await Promise.allSettled([...this.inHand]);
+  }
+
+  private push(entry: Entry): void {
+    if (entry.job.kind === "start") this.starts.push(entry);
+    else {
+      this.activeRuns.add(entry.job.runId);
+      this.tasks.push(entry);
+    }
+  }
+
+  /** The next job to run: the best task, or the best start when a run slot is free, whichever comes first. */
+  private pick(): Entry | undefined {
+    const task = this.tasks.peek();
+    const start = this.activeRuns.size < this.options.runConcurrency ? this.starts.peek() : undefined;
+    if (start && (!task || before(start, task))) {
+      this.activeRuns.add(start.job.runId);
+      return this.starts.pop();
+    }
+    return task ? this.tasks.pop() : undefined;
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.handler && this.running < this.options.taskConcurrency) {
+      const entry = this.pick();
+      if (!entry) return;
+      this.running++;
+      const done: Promise<void> = this.execute(this.handler, entry).finally(() => {
+        this.running--;
+        this.inHand.delete(done);
+        this.pump();
+      });
+      this.inHand.add(done);
+    }
+  }
+
+  private async execute(handler: JobHandler, entry: Entry): Promise<void> {
+    try {
+      await handler.run(entry.job);
+      this.known.delete(entry.id);
+    } catch (error) {
+      // Handed back or stopping: the store still says what is left, and the next start resumes it.
+      if (error instanceof HandBack || this.stopped) {
+        this.known.delete(entry.id);
+        return;
+      }
+      entry.failures++;
+      if (entry.failures < this.options.attempts) {
+        const timer = setTimeout(
+          () => {
+            this.timers.delete(timer);
+            this.push(entry);
+            this.pump();
+          },
+          retryDelay(this.options.backoffMs, entry.failures),
+        );
+        this.timers.add(timer);
+        return;
+      }
+      this.known.delete(entry.id);
+      await handler.failed(entry.job, error as Error);
+    }
+  }
+}

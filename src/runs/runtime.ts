@@ -1,0 +1,93 @@
+/**
+ * The run machinery of one process, put together from the configuration:
+ * - a server without REDIS_URL executes runs in-process (the embedded default) and schedules them;
+ * - a server with REDIS_URL schedules and enqueues to BullMQ; `sightline worker` processes execute;
+ * - a worker executes jobs from BullMQ and never schedules.
+ */
+import { hostname } from "node:os";
+import type { Services } from "../api/context.ts";
+import type { HealthCheck } from "../api/health.ts";
+import { BullRunQueue } from "./bullmq-queue.ts";
+import { RunCoordinator, type RunLog } from "./coordinator.ts";
+import { InProcessQueue } from "./in-process-queue.ts";
+import type { RunQueue } from "./queue.ts";
+import { Scheduler } from "./scheduler.ts";
+import type { RunWork } from "./work.ts";
+
+/** First retry of a failed task after this long, doubling each time. */
+const RETRY_BACKOFF_MS = 500;
+
+export interface RunSystem {
+  coordinator: RunCoordinator;
+  queue: RunQueue;
+  scheduler: Scheduler | undefined;
+  healthChecks: Record<string, HealthCheck>;
+  /** Starts executing and scheduling; `log` is where the machinery reports. */
+  start(log: RunLog): Promise<void>;
+  /** Stops scheduling and taking jobs; tasks in flight get the shutdown grace, then are handed back. */
+  close(): Promise<void>;
+}
+
+export function createRunSystem(
+  services: Services,
+  options: { role: "server" | "worker"; work: RunWork },
+): RunSystem {
+  const { config } = services;
+  const worker = `${hostname()}:${process.pid}`;
+  const queue: RunQueue = config.redisUrl
+    ? new BullRunQueue({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        taskConcurrency: config.taskConcurrency,
+        attempts: config.taskAttempts,
+        backoffMs: RETRY_BACKOFF_MS,
+        stallSeconds: config.queueStallSeconds,
+        workerName: worker,
+        onError: (message) => coordinator.log.warn(message),
+      })
+    : new InProcessQueue({
+        taskConcurrency: config.taskConcurrency,
+        runConcurrency: config.runConcurrency,
+        attempts: config.taskAttempts,
+        backoffMs: RETRY_BACKOFF_MS,
+      });
+  const coordinator = new RunCoordinator({
+    repository: services.runs,
+    queue,
+    work: options.work,
+    worker,
+    timeLimitSeconds: config.runTimeLimitSeconds,
+    taskAttempts: config.taskAttempts,
+  });
+  const executes = options.role === "worker" || !queue.durable;
+  const scheduler =
+    options.role === "server"
+      ? new Scheduler({
+          repository: services.runs,
+          coordinator,
+          intervalSeconds: config.schedulerIntervalSeconds,
+          requeueIdleAfterSeconds: queue.durable ? Math.max(60, 2 * config.queueStallSeconds) : undefined,
+        })
+      : undefined;
+
+  return {
+    coordinator,
+    queue,
+    scheduler,
+    healthChecks: queue.healthChecks,
+    async start(log) {
+      coordinator.log = log;
+      if (executes && !queue.durable) {
+        // Nothing of the in-process queue survived the last process: rebuild it from the store.
+        await coordinator.expireOverdue();
+        await coordinator.resume(await services.runs.unfinished(), { includeRunning: true });
+      }
+      if (executes) queue.consume(coordinator);
+      scheduler?.start();
+    },
+    async close() {
+      await scheduler?.stop();
+      await coordinator.shutdown(config.shutdownGraceSeconds * 1000);
+    },
+  };
+}

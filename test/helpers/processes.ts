@@ -1,0 +1,82 @@
+/** Real `sightline` child processes (server, worker, client commands) for tests that need more than one process. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+export interface Sightline {
+  child: ChildProcess;
+  pid: number;
+  /** stdout and stderr so far, interleaved as they arrived. */
+  output(): string;
+  /** Resolves with the first output line matching `pattern`; fails with the output after the timeout or on exit. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code (or the signal's name). */
+  exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL if still running after `graceMs`. */
+  stop(graceMs?: number): Promise<number | string>;
+}
+
+/** Runs `node src/cli/main.ts ...args` with only the given environment on top of PATH and HOME. */
+export function spawnSightline(args: string[], env: Record<string, string>): Sightline {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const listeners = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => {
+      resolve(code ?? signal ?? "unknown");
+      for (const listener of listeners) listener();
+    }),
+  );
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+
+  const waitForLine = (pattern: RegExp, timeoutMs = 15_000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const line = output.split("\n").find((l) => pattern.test(l));
+        if (line !== undefined) finish(() => resolve(line));
+        else if (done)
+          finish(() => reject(new Error(`process exited before printing ${pattern}:\n${output}`)));
+      };
+      const timer = setTimeout(
+        () =>
+          finish(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${output}`))),
+        timeoutMs,
+      );
+      const finish = (settle: () => void) => {
+        clearTimeout(timer);
+        listeners.delete(check);
+        settle();
+      };
+      listeners.add(check);
+      check();
+    });
+
+  return {
+    child,
+    pid: child.pid ?? -1,
+    output: () => output,
+    waitForLine,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (done) return exited;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
