@@ -35,7 +35,10 @@ describe("sightline collections / results (client commands)", () => {
 
   test("create from flags and a file, add, show, list, delete", async () => {
     const file = join(home, "seeds.txt");
-    writeFileSync(file, "# our estate\nIpAddress 192.0.2.10\n\nNameserver ns1.acme.example\nNetBlock:198.51.100.0/24\n");
+    writeFileSync(
+      file,
+      "# our estate\nIpAddress 192.0.2.10\n\nNameserver ns1.acme.example\nNetBlock:198.51.100.0/24\n",
+    );
     const created = await sightline([
       "collections",
       "create",

@@ -61,3 +61,12 @@ export async function screenshot(page: Page, name: string) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
+
+/** Signs in through the sign-in page at `url` and waits until the dashboard shows. */
+export async function signIn(page: Page, url: string, keys: { accessKey: string; secretKey: string }) {
+  await page.goto(url);
+  await page.getByLabel("Access key").fill(keys.accessKey);
+  await page.getByLabel("Secret key").fill(keys.secretKey);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}

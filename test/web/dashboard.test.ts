@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { chromiumSkipReason, ensureDashboardBuilt, launchChromium, screenshot } from "./browser.ts";
+import { chromiumSkipReason, ensureDashboardBuilt, launchChromium, screenshot, signIn } from "./browser.ts";
 
 const skip = chromiumSkipReason();
 
@@ -30,7 +30,7 @@ describe("dashboard in Chromium", { skip }, () => {
     await t?.close();
   });
 
-  const signIn = async (secretKey: string) => {
+  const submitKeys = async (secretKey: string) => {
     await page.getByLabel("Access key").fill(t.admin.accessKey);
     await page.getByLabel("Secret key").fill(secretKey);
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -39,13 +39,13 @@ describe("dashboard in Chromium", { skip }, () => {
   test("a wrong key pair shows the API's sentence; the right one signs in", async () => {
     await page.goto(`${t.url}/`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await signIn("not-the-secret");
+    await submitKeys("not-the-secret");
     const alert = page.getByRole("alert");
     await alert.waitFor();
     assert.match(await alert.innerText(), /The API key pair is not valid or has been revoked/);
     await screenshot(page, "01-sign-in-wrong-key");
 
-    await signIn(t.admin.secretKey);
+    await submitKeys(t.admin.secretKey);
     await page.getByRole("heading", { name: "Collections", level: 1 }).waitFor();
     await page.getByText(/You have no collections yet/).waitFor();
     const stored = await page.evaluate(() => sessionStorage.getItem("sightline.keys"));
@@ -225,11 +225,7 @@ describe("dashboard in Chromium", { skip }, () => {
   test("a key pair revoked during the session leads back to sign-in with the API's sentence", async () => {
     const { accounts } = t.server.services;
     const key = await accounts.issueKey((await accounts.findUser("admin"))!.id);
-    await page.getByLabel("Access key").fill(key.accessKey);
-    await page.getByLabel("Secret key").fill(key.secretKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
-    await page.goto(`${t.url}/`);
+    await signIn(page, `${t.url}/`, key);
     await page.getByRole("link", { name: "acme" }).waitFor();
     await accounts.revokeKey(key.accessKey);
     await page.getByRole("link", { name: "acme" }).click();

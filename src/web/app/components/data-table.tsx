@@ -21,6 +21,8 @@ export interface Column<R> {
   /** Label of a select filter's value (e.g. severity 1 → "1 critical"); default the value. */
   filterLabel?: (value: string | number) => string;
   numeric?: boolean;
+  /** false for columns of controls (e.g. actions). */
+  sortable?: boolean;
 }
 
 export interface DataTableProps<R> {
@@ -155,6 +157,13 @@ export function DataTable<R>(props: DataTableProps<R>) {
             <tr>
               {columns.map((column) => {
                 const active = sort.id === column.id;
+                if (column.sortable === false) {
+                  return (
+                    <th key={column.id} scope="col">
+                      {column.label}
+                    </th>
+                  );
+                }
                 return (
                   <th
                     key={column.id}

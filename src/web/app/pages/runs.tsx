@@ -134,6 +134,7 @@ export function RunsSection({ name }: { name: string }) {
       id: "actions",
       label: "Actions",
       value: () => "",
+      sortable: false,
       render: (run) =>
         ACTIVE_RUN.has(run.status) ? (
           <button type="button" class="danger small" onClick={() => cancel(run)}>
