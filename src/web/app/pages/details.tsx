@@ -2,6 +2,7 @@
 import type { ComponentChildren } from "preact";
 import { collectionPath } from "../api.ts";
 import { Fields, Section, Value } from "../components/fields.tsx";
+import { ErrorNote, Loading } from "../components/notice.tsx";
 import { ProvenanceGraph } from "../components/provenance.tsx";
 import { SimpleTable } from "../components/simple-table.tsx";
 import { kindOf, severityName, toNumber } from "../format.ts";
@@ -13,6 +14,7 @@ import type {
   Host,
   Issue,
   NetBlock,
+  Product,
   Vulnerability,
 } from "../model.ts";
 import { useApi } from "../use-api.ts";
@@ -445,6 +447,37 @@ export function NetBlockDetails({ netblock }: { netblock: NetBlock }) {
       </Section>
       <HowReached entity={netblock} />
       <OtherDetails data={netblock} shown={["asn", "organization", "net_name", "geolocation", "hosts"]} />
+    </>
+  );
+}
+
+/** "name version" of an application's [name, version] product pairs, as the products result names them. */
+function productNames(app: Application): string[] {
+  return (app.details?.products ?? []).map((pair) =>
+    Array.isArray(pair) ? pair.filter(Boolean).join(" ").trim() : String(pair),
+  );
+}
+
+export function ProductDetails({ product, collection }: { product: Product; collection: string }) {
+  const applications = useApi<Application[]>(collectionPath(collection, "/applications"));
+  const running = (applications.data ?? [])
+    .filter((app) => productNames(app).includes(product.product))
+    .map((app) => app.name);
+  return (
+    <>
+      <p>Seen on {toNumber(product.count)} of the collection's applications and services.</p>
+      <Section title="Applications running it">
+        {applications.error ? (
+          <ErrorNote error={applications.error} />
+        ) : applications.loading ? (
+          <Loading what="applications" />
+        ) : (
+          <List
+            items={running}
+            empty="None of the applications; it was seen on network services (banners)."
+          />
+        )}
+      </Section>
     </>
   );
 }

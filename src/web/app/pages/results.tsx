@@ -28,6 +28,7 @@ import {
   HostDetails,
   IssueDetails,
   NetBlockDetails,
+  ProductDetails,
   SeverityBadge,
   VulnerabilityDetails,
 } from "./details.tsx";
@@ -264,7 +265,9 @@ export const RESULT_VIEWS: ResultView[] = [
     ],
     rowKey: (row) => String(row.product),
     detailTitle: (row) => String(row.product),
-    details: (row) => <EntityDetails row={row} />,
+    details: (row, collection) => (
+      <ProductDetails product={row as unknown as Product} collection={collection} />
+    ),
   },
   {
     tab: "domains",
