@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import ipaddr from "ipaddr.js";
 
 export interface Config {
   port: number;
@@ -31,6 +32,12 @@ export interface Config {
   runConcurrency: number;
   /** Largest accepted request body in bytes. */
   bodyLimit: number;
+  /** Failed authentication attempts a client may make per minute before it is answered 429. */
+  authFailureLimit: number;
+  /** Reverse proxies (addresses or CIDRs) whose X-Forwarded-For names the client; empty trusts none. */
+  trustProxy: string[];
+  /** When set, GET /metrics asks for `Authorization: Bearer <token>`; empty leaves it open like /healthz. */
+  metricsToken: string;
   logLevel: string;
   bootstrapAccessKey: string;
   bootstrapSecretKey: string;
@@ -67,6 +74,9 @@ export const DEFAULTS: Config = {
   runTimeLimitSeconds: 3600,
   runConcurrency: 2,
   bodyLimit: 1024 * 1024,
+  authFailureLimit: 30,
+  trustProxy: [],
+  metricsToken: "",
   logLevel: "info",
   bootstrapAccessKey: "",
   bootstrapSecretKey: "",
@@ -98,6 +108,9 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_RUN_TIME_LIMIT: "runTimeLimitSeconds",
   SIGHTLINE_RUN_CONCURRENCY: "runConcurrency",
   SIGHTLINE_BODY_LIMIT: "bodyLimit",
+  SIGHTLINE_AUTH_FAILURE_LIMIT: "authFailureLimit",
+  SIGHTLINE_TRUST_PROXY: "trustProxy",
+  SIGHTLINE_METRICS_TOKEN: "metricsToken",
   LOG_LEVEL: "logLevel",
   SIGHTLINE_BOOTSTRAP_ACCESS_KEY: "bootstrapAccessKey",
   SIGHTLINE_BOOTSTRAP_SECRET_KEY: "bootstrapSecretKey",
@@ -111,6 +124,16 @@ const ENVIRONMENT: Record<string, keyof Config> = {
 };
 
 export class ConfigError extends Error {}
+
+function isAddressOrCidr(value: string): boolean {
+  if (ipaddr.isValid(value)) return true;
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function coerce(key: keyof Config, raw: unknown, source: string): unknown {
   const expected = DEFAULTS[key];
@@ -163,6 +186,14 @@ function check(config: Config): void {
     throw new ConfigError("SIGHTLINE_REDIS_PREFIX must be letters, digits, _ . or -");
   if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
   if (config.bodyLimit < 1024) throw new ConfigError("SIGHTLINE_BODY_LIMIT must be at least 1024 bytes");
+  if (config.authFailureLimit < 1)
+    throw new ConfigError("SIGHTLINE_AUTH_FAILURE_LIMIT must be at least 1 failed attempt per minute");
+  for (const proxy of config.trustProxy) {
+    if (!isAddressOrCidr(proxy))
+      throw new ConfigError(
+        `SIGHTLINE_TRUST_PROXY entry "${proxy}" must be an IP address or CIDR of a reverse proxy`,
+      );
+  }
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(config.logLevel))
     throw new ConfigError("LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent");
   if (Boolean(config.bootstrapAccessKey) !== Boolean(config.bootstrapSecretKey))

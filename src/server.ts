@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.ts";
 import type { Services } from "./api/context.ts";
+import type { LogSettings } from "./api/logging.ts";
 import { runRoutes } from "./api/runs.ts";
 import type { Config } from "./config.ts";
 import { createRunSystem, type RunSystem } from "./runs/runtime.ts";
@@ -21,7 +22,7 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   options: {
-    logger?: boolean | object;
+    logger?: boolean | LogSettings;
     announce?: (line: string) => void;
     /** What runs do; default: SIGHTLINE_RUN_WORK_MODULE or the built-in work (src/runs/default-work.ts). */
     runWork?: (services: Services) => RunWork | Promise<RunWork>;

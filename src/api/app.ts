@@ -4,14 +4,19 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { authentication } from "./auth.ts";
 import { collectionRoutes } from "./collections.ts";
 import type { Services } from "./context.ts";
-import { errorHandling, schemaValidators } from "./errors.ts";
+import { clientError, errorHandling, frameworkError, schemaValidators } from "./errors.ts";
 import { type HealthCheck, healthRoutes } from "./health.ts";
+import { jsonBodies } from "./json-body.ts";
+import { type LogSettings, loggerOptions, requestId, requestIds } from "./logging.ts";
+import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
 import { ErrorEnvelope } from "./schemas.ts";
 import { webRoutes } from "./web.ts";
 
 export interface AppOptions {
-  logger?: boolean | object;
+  logger?: boolean | LogSettings;
+  /** A registry made beforehand, so parts started before the app can register gauges; default: a new one. */
+  metrics?: MetricsRegistry;
   healthChecks?: Record<string, HealthCheck>;
   /** Resource plugins added by later layers (runs, results), registered under /api/collections. */
   collectionPlugins?: Array<(app: FastifyInstance) => Promise<void>>;
@@ -21,9 +26,18 @@ export interface AppOptions {
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: loggerOptions(options.logger),
     bodyLimit: services.config.bodyLimit,
-    requestIdHeader: "x-request-id",
+    genReqId: requestId,
+    trustProxy: services.config.trustProxy.length > 0 ? services.config.trustProxy : false,
+    // A request must arrive whole within two minutes: a client trickling bytes cannot hold a connection
+    // (or a graceful shutdown) forever.
+    requestTimeout: 120_000,
+    // During shutdown, requests on open connections are still answered (with Connection: close)
+    // rather than refused with a body outside the envelope.
+    return503OnClosing: false,
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -31,14 +45,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   schemaValidators(app);
   app.addSchema(ErrorEnvelope);
 
-  // An empty JSON body means "no body" (POST /schedule is sent with none), not a parse error.
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (typeof body === "string" && body.trim() === "") return done(null, undefined);
-    parseJson(request, body.toString(), done);
-  });
-
   await app.register(errorHandling);
+  await app.register(requestIds);
+  await app.register(jsonBodies);
+  await app.register(metricsEndpoint, {
+    metrics: options.metrics ?? new MetricsRegistry(),
+    token: services.config.metricsToken,
+  });
   await app.register(openApi);
   await app.register(authentication);
   await app.register(healthRoutes, { checks: options.healthChecks });

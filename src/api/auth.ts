@@ -1,32 +1,91 @@
 /**
  * Authentication: every /api request carries SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY. The user behind
- * the pair becomes `request.principal`; a missing, wrong or revoked pair answers 401.
+ * the pair becomes `request.principal`; a missing, wrong or revoked pair answers 401, and a client that
+ * keeps failing answers 429 until its failure budget refills (see FailureLimiter).
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { unauthorized } from "../core/errors.ts";
+import { ApiError, unauthorized } from "../core/errors.ts";
 import type { Principal } from "../store/accounts.ts";
+import { clientOf, FailureLimiter } from "./failure-limit.ts";
 
 /** Paths under /api that are public: the API reference itself. */
 const PUBLIC = new Set(["/api/openapi.json"]);
 
+/**
+ * Whether the request needs keys. Decided on the route that will answer it, not on the raw URL: the
+ * router decodes percent-escapes (`/%61pi/collections` reaches `/api/collections`), the raw URL does not.
+ * Unmatched paths under /api also ask for keys, so probing without them learns nothing about routes.
+ */
+function needsKeys(request: FastifyRequest): boolean {
+  const path = request.routeOptions.url ?? decodedPath(request.url);
+  if (PUBLIC.has(path)) return false;
+  return path === "/api" || path.startsWith("/api/");
+}
+
+function decodedPath(url: string): string {
+  const path = url.split("?")[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * The access key for a log line when it has the shape of one we issue; anything else could be a secret
+ * pasted into the wrong header, so it is not written down.
+ */
+function loggableAccessKey(value: unknown): string | null {
+  if (typeof value !== "string" || value === "") return null;
+  return /^SL[0-9A-Z]{8,40}$/.test(value) ? value : "(not shown: not shaped like an access key)";
+}
+
+const MISSING =
+  "Send your API key pair in the SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY headers (with underscores: a reverse proxy in front may drop such headers unless told to keep them).";
+const INVALID = "The API key pair is not valid or has been revoked; check both keys or ask for a new pair.";
+
 export const authentication = fp(async (app: FastifyInstance) => {
+  const { accounts, config } = app.services;
+  const limiter = new FailureLimiter(config.authFailureLimit);
+  const failures = app.metrics.counter(
+    "sightline_auth_failures_total",
+    "Requests refused for a missing or invalid key pair, by outcome (unauthorized or rate_limited).",
+  );
+  app.metrics.gauge(
+    "sightline_auth_failing_clients",
+    "Client addresses with recent authentication failures being tracked.",
+    () => limiter.trackedClients,
+  );
+
   app.decorateRequest("principal", undefined as unknown as Principal);
-  app.addHook("onRequest", async (request) => {
-    const path = request.url.split("?")[0];
-    if (!path.startsWith("/api/") && path !== "/api") return;
-    if (PUBLIC.has(path)) return;
+  app.addHook("onRequest", async (request, reply) => {
+    if (!needsKeys(request)) return;
     const accessKey = request.headers.service_access_key;
     const secretKey = request.headers.service_secret_key;
-    if (typeof accessKey !== "string" || typeof secretKey !== "string" || !accessKey || !secretKey) {
-      throw unauthorized("Send your API key pair in the SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY headers.");
+    const given = typeof accessKey === "string" && typeof secretKey === "string" && accessKey && secretKey;
+    // A valid pair always passes: only failures are limited, so others' failures never lock a user out.
+    const principal = given ? await accounts.authenticate(accessKey, secretKey) : undefined;
+    if (principal) {
+      request.principal = principal;
+      return;
     }
-    const principal = await app.services.accounts.authenticate(accessKey, secretKey);
-    if (!principal) {
-      throw unauthorized(
-        "The API key pair is not valid or has been revoked; check both keys or ask for a new pair.",
+    // request.ip honours X-Forwarded-For only from proxies listed in SIGHTLINE_TRUST_PROXY.
+    const wait = limiter.fail(clientOf(request.ip));
+    request.log.info(
+      { accessKey: loggableAccessKey(accessKey), rateLimited: wait > 0 },
+      "authentication failed",
+    );
+    if (wait > 0) {
+      failures.inc({ outcome: "rate_limited" });
+      reply.header("retry-after", String(wait));
+      throw new ApiError(
+        429,
+        "rate_limited",
+        `Too many failed authentication attempts from your address; wait ${wait} seconds, then retry with a valid key pair.`,
       );
     }
-    request.principal = principal;
+    failures.inc({ outcome: "unauthorized" });
+    throw unauthorized(given ? INVALID : MISSING);
   });
 });

@@ -1,12 +1,14 @@
 /** Collection management: list, create, add seeds, delete seeds, read one. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
+import { apiActor, recordAudit } from "../audit/log.ts";
 import { badRequest, conflict, type ErrorDetail, forbidden, notFound } from "../core/errors.ts";
 import { formatTimestamp } from "../core/formats.ts";
 import { checkSeed, type Seed, uniqueSeeds } from "../core/seeds.ts";
 import type { Principal } from "../store/accounts.ts";
 import type { CollectionRow, CollectionsRepository } from "../store/collections.ts";
 import {
+  COLLECTION_NAME,
   COMMON_ERRORS,
   CONFLICT_ERROR,
   Collection,
@@ -42,7 +44,10 @@ export async function visibleCollection(
   principal: Principal,
   name: string,
 ): Promise<CollectionRow> {
-  const row = await repository.findInAccount(principal.accountId, name);
+  // A name no collection can have is not looked up (PostgreSQL refuses text with NUL bytes, for one).
+  const row = COLLECTION_NAME.test(name)
+    ? await repository.findInAccount(principal.accountId, name)
+    : undefined;
   if (!row || !principal.teamIds.includes(row.team_id)) {
     throw notFound(`No collection named "${name}" is visible to you; list yours with GET /api/collections.`);
   }
@@ -128,6 +133,13 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body.name,
         seeds,
         body.scan_rate,
+        (trx, { added }) =>
+          recordAudit(trx, {
+            ...apiActor(request.principal, request),
+            action: "collection.create",
+            target: `collection:${body.name}`,
+            details: { team_id: teamId, seeds_added: added, scan_rate: body.scan_rate ?? "auto" },
+          }),
       );
       if (!row) throw conflict(`A collection named "${body.name}" already exists; choose another name.`);
       return {
@@ -187,8 +199,20 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ]);
       }
       const seeds = parseSeeds(body.seeds);
-      const added = await repository.addSeeds(row.id, seeds);
-      if (body.scan_rate !== undefined) await repository.setScanRate(row.id, body.scan_rate);
+      const added = await repository.addSeeds(row.id, seeds, {
+        scanRate: body.scan_rate,
+        alongWith: (trx, { added }) =>
+          recordAudit(trx, {
+            ...apiActor(request.principal, request),
+            action: seeds.length > 0 ? "collection.seeds.add" : "collection.update",
+            target: `collection:${row.name}`,
+            details: {
+              seeds_given: seeds.length,
+              seeds_added: added,
+              ...(body.scan_rate !== undefined ? { scan_rate: body.scan_rate } : {}),
+            },
+          }),
+      });
       const seedCount = (await repository.seeds(row.id)).length;
       return {
         success: true as const,
@@ -211,7 +235,14 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const row = await visibleCollection(repository, request.principal, request.params.collection_name);
-      const deleted = await repository.deleteSeeds(row.id);
+      const deleted = await repository.deleteSeeds(row.id, (trx, { deleted }) =>
+        recordAudit(trx, {
+          ...apiActor(request.principal, request),
+          action: "collection.seeds.delete",
+          target: `collection:${row.name}`,
+          details: { seeds_deleted: deleted },
+        }),
+      );
       return {
         success: true as const,
         message: "success" as const,

@@ -2,11 +2,15 @@
  * Every failure leaves as the error envelope: typed ApiErrors with their status, validation failures
  * as 400 with one detail per field, Fastify's own errors mapped to sentences, anything else a bare 500.
  */
+
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import { Ajv, type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
-import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError, type ErrorDetail } from "../core/errors.ts";
+import { REQUEST_ID_HEADER } from "./logging.ts";
 
 function send(reply: FastifyReply, status: number, code: string, message: string, details?: ErrorDetail[]) {
   const error = details && details.length > 0 ? { code, details } : { code };
@@ -48,6 +52,85 @@ export function schemaValidators(app: FastifyInstance) {
   );
 }
 
+/** A message as a sentence: capitalised, ending with one full stop. */
+function sentence(text: string): string {
+  const trimmed = text.trim().replace(/[.\s]+$/, "");
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`;
+}
+
+/** Codes and sentences for the 4xx errors Fastify raises itself, by status. */
+const CLIENT_ERRORS: Record<number, [string, string]> = {
+  404: ["not_found", "There is no such endpoint; see /api/openapi.json for the API."],
+  405: ["method_not_allowed", "This endpoint does not accept that method; see /api/openapi.json."],
+  408: ["request_timeout", "The request took too long to arrive; send it again."],
+  411: ["length_required", "Send a Content-Length with the body."],
+  413: ["payload_too_large", "The request body is too large; send fewer seeds per request."],
+  414: ["uri_too_long", "The request path is too long."],
+  415: ["unsupported_media_type", "Send the body as JSON with Content-Type: application/json."],
+  431: ["headers_too_large", "The request headers are too large."],
+};
+
+/**
+ * Failures of the database connection (refused, reset, timed out, the server shutting down, a locked
+ * SQLite file): the request may succeed later, so they answer 503, not 500.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (!error || typeof error !== "object") return false;
+  const { code, errcode, message, errors } = error as {
+    code?: unknown;
+    errcode?: unknown;
+    message?: unknown;
+    errors?: unknown;
+  };
+  if (Array.isArray(errors) && errors.some(isStoreUnavailable)) return true; // AggregateError of a dual-stack connect
+  if (typeof code === "string") {
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND)$/.test(code))
+      return true;
+    // PostgreSQL: class 08 connection exceptions, 53300 too many connections, 57P01-03 shutting down / starting.
+    if (/^(08\d{3}|08P01|53300|57P0[123])$/.test(code)) return true;
+    if (code === "ERR_SQLITE_ERROR" && (errcode === 5 || errcode === 6)) return true; // SQLITE_BUSY, SQLITE_LOCKED
+  }
+  return (
+    typeof message === "string" &&
+    /Connection terminated|connection error|timeout exceeded when trying to connect|Connection refused/i.test(
+      message,
+    )
+  );
+}
+
+/** Errors Fastify raises before routing (a malformed percent-escape in the path) leave in the envelope too. */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const message =
+    error.code === "FST_ERR_BAD_URL"
+      ? "The request path is not a valid URL; percent-encode it correctly."
+      : error.code === "FST_ERR_MAX_PARAM_LENGTH"
+        ? "A part of the request path is longer than 100 characters; no collection name is that long."
+        : "The request could not be routed; check its path and headers.";
+  reply.header(REQUEST_ID_HEADER, request.id);
+  return send(reply, 400, "bad_request", message);
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers too large, malformed, too slow):
+ * answered on the raw socket, still in the envelope, then the connection is closed.
+ */
+export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, code, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "headers_too_large", "The request headers or path are too large; send less."]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "request_timeout", "The request took too long to arrive; send it again."]
+        : [400, "bad_request", "The request is not valid HTTP."];
+  const body = JSON.stringify({ success: false, message, result: null, error: { code } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export const errorHandling = fp(async (app: FastifyInstance) => {
   app.setNotFoundHandler((request, reply) =>
     send(reply, 404, "not_found", `There is no ${request.method} ${request.url.split("?")[0]} endpoint.`),
@@ -67,31 +150,42 @@ export const errorHandling = fp(async (app: FastifyInstance) => {
       return send(reply, 400, "bad_request", `The request ${part} is invalid: ${summary}.`, unique);
     }
     switch (error.code) {
-      case "FST_ERR_CTP_BODY_TOO_LARGE":
-        return send(
-          reply,
-          413,
-          "payload_too_large",
-          "The request body is too large; send fewer seeds per request.",
-        );
-      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-        return send(
-          reply,
-          415,
-          "unsupported_media_type",
-          "Send the body as JSON with Content-Type: application/json.",
-        );
       case "FST_ERR_CTP_EMPTY_JSON_BODY":
         return send(reply, 400, "bad_request", "The request body is empty; send a JSON object.");
+      case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+        return send(reply, 400, "bad_request", "The request body does not match its Content-Length.");
     }
     if (error instanceof SyntaxError || error.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
-      return send(reply, 400, "bad_request", `The request body is not valid JSON: ${error.message}.`);
+      if (/prototype property/.test(error.message))
+        return send(
+          reply,
+          400,
+          "bad_request",
+          "The request body uses a reserved key (__proto__ or constructor.prototype); remove it.",
+        );
+      return send(
+        reply,
+        400,
+        "bad_request",
+        sentence(`The request body is not valid JSON: ${error.message}`),
+      );
     }
-    if (error.statusCode === 429) {
-      return send(reply, 429, "rate_limited", error.message || "Too many requests; wait and retry.");
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, "the database is unreachable");
+      reply.header("retry-after", "5");
+      return send(
+        reply,
+        503,
+        "service_unavailable",
+        "The service cannot reach its database right now; retry in a few seconds.",
+      );
     }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return send(reply, error.statusCode, "bad_request", error.message);
+    const status = error.statusCode;
+    if (status === 429) return send(reply, 429, "rate_limited", "Too many requests; wait and retry.");
+    if (status && status >= 400 && status < 500) {
+      const [code, message] = CLIENT_ERRORS[status] ?? ["bad_request", "The request is not valid."];
+      request.log.info({ err: error }, "request refused");
+      return send(reply, status, code, message);
     }
     request.log.error({ err: error }, "unhandled error");
     return send(

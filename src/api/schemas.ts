@@ -37,8 +37,12 @@ export const COMMON_ERRORS = {
   400: errorResponse("Bad request: malformed JSON, a bad field or seed (details name each)."),
   401: errorResponse("Missing, wrong or revoked SERVICE_ACCESS_KEY / SERVICE_SECRET_KEY."),
   413: errorResponse("The request body is larger than the configured limit."),
-  429: errorResponse("Too many requests; retry later."),
+  415: errorResponse("The body is not JSON (Content-Type), or is compressed (Content-Encoding)."),
+  429: errorResponse(
+    "Too many failed authentication attempts from this client; retry after the Retry-After header's seconds.",
+  ),
   500: errorResponse("Unexpected failure; nothing internal is revealed."),
+  503: errorResponse("The database is unreachable; retry after the Retry-After header's seconds."),
 };
 export const NOT_FOUND_ERROR = { 404: errorResponse("No such collection, or not visible to this user.") };
 export const FORBIDDEN_ERROR = {
@@ -60,6 +64,9 @@ export const Seed = Type.Object({
 });
 
 export const SCAN_RATES = ["auto", "on_demand", "daily", "weekly", "monthly"] as const;
+
+/** What a collection name may be; also checked before a name from a path is looked up. */
+export const COLLECTION_NAME = /^[a-z0-9_.-]{1,64}$/;
 
 export const CollectionName = Type.String({
   minLength: 1,

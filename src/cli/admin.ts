@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import type { Services } from "../api/context.ts";
+import { recordCliAction } from "../audit/log.ts";
 import { loadConfig } from "../config.ts";
 import { openServices } from "../services.ts";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../store/schema.ts";
@@ -63,6 +64,12 @@ export function registerAdminCommands(program: Command): void {
       await withServices(async ({ accounts }) => {
         const account = await unique(accounts.createAccount(name, status), `account "${name}"`);
         const team = await accounts.createTeam(account.id, name);
+        await recordCliAction(accounts.db, {
+          action: "account.create",
+          accountId: account.id,
+          target: `account:${name}`,
+          details: { status, team_id: team.id },
+        });
         output(options.json, {
           id: account.id,
           name: account.name,
@@ -87,6 +94,12 @@ export function registerAdminCommands(program: Command): void {
       await withServices(async ({ accounts }) => {
         const account = await need(accounts.findAccount(ref), `account "${ref}"`);
         await accounts.setAccountStatus(account.id, status);
+        await recordCliAction(accounts.db, {
+          action: "account.update",
+          accountId: account.id,
+          target: `account:${account.name}`,
+          details: { status, previous_status: account.status },
+        });
         output(options.json, { id: account.id, name: account.name, status });
       });
     });
@@ -101,6 +114,12 @@ export function registerAdminCommands(program: Command): void {
       await withServices(async ({ accounts }) => {
         const account = await need(accounts.findAccount(options.account), `account "${options.account}"`);
         const team = await unique(accounts.createTeam(account.id, name), `team "${name}" in that account`);
+        await recordCliAction(accounts.db, {
+          action: "team.create",
+          accountId: account.id,
+          target: `team:${team.id}`,
+          details: { name },
+        });
         output(options.json, team);
       });
     });
@@ -132,6 +151,12 @@ export function registerAdminCommands(program: Command): void {
             throw new CliError("the user and the team belong to different accounts");
           if (verb === "add-member") await accounts.addMember(team.id, user.id);
           else await accounts.removeMember(team.id, user.id);
+          await recordCliAction(accounts.db, {
+            action: verb === "add-member" ? "team.add-member" : "team.remove-member",
+            accountId: team.account_id,
+            target: `team:${team.id}`,
+            details: { user: user.name, user_id: user.id },
+          });
           output(options.json, { team_id: team.id, user_id: user.id, member: verb === "add-member" });
         });
       });
@@ -153,6 +178,12 @@ export function registerAdminCommands(program: Command): void {
           `user "${name}"`,
         );
         const key = options.key ? await accounts.issueKey(user.id) : undefined;
+        await recordCliAction(accounts.db, {
+          action: "user.create",
+          accountId: user.account_id,
+          target: `user:${user.name}`,
+          details: { team_id: team.id, admin: Boolean(options.admin), access_key: key?.accessKey ?? null },
+        });
         output(options.json, {
           id: user.id,
           name: user.name,
@@ -178,6 +209,12 @@ export function registerAdminCommands(program: Command): void {
       await withServices(async ({ accounts }) => {
         const user = await need(accounts.findUser(userRef), `user "${userRef}"`);
         const key = await accounts.issueKey(user.id);
+        await recordCliAction(accounts.db, {
+          action: "key.create",
+          accountId: user.account_id,
+          target: `key:${key.accessKey}`,
+          details: { user: user.name },
+        });
         output(options.json, {
           id: key.id,
           user: user.name,
@@ -205,6 +242,13 @@ export function registerAdminCommands(program: Command): void {
     .action(async (ref: string, options: Json) => {
       await withServices(async ({ accounts }) => {
         if (!(await accounts.revokeKey(ref))) throw new CliError(`no live key "${ref}" to revoke`);
+        const key = await accounts.findKey(ref);
+        await recordCliAction(accounts.db, {
+          action: "key.revoke",
+          accountId: key?.account_id,
+          target: `key:${key?.access_key ?? ref}`,
+          details: { user: key?.user ?? null },
+        });
         output(options.json, { key: ref, revoked: true });
       });
     });

@@ -1,5 +1,6 @@
 /** The `sightline` command. */
 import { Command, CommanderError } from "commander";
+import { registerAuditCommands } from "../audit/cli.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
@@ -39,7 +40,7 @@ program
     // Loaded on demand: client commands start faster without the server's dependencies.
     const { startServer } = await import("../server.ts");
     const server = await startServer(config, {
-      logger: { level: config.logLevel, redact: ["req.headers.service_secret_key"] },
+      logger: { level: config.logLevel },
       announce: (line) => console.log(line),
     });
     closeOnSignal("finishing in-flight requests and tasks, then shutting down.", () => server.close());
@@ -72,6 +73,7 @@ program
   });
 
 registerAdminCommands(program);
+registerAuditCommands(program);
 registerRunCommands(program);
 registerCollectionCommands(program);
 registerVulndbCommands(program);

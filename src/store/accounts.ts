@@ -22,8 +22,11 @@ export interface IssuedKey {
 
 export class AccountsRepository {
   readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  readonly #verifySecret: typeof verifySecret;
+  /** `verifySecret` is replaceable so tests can see that every failed pair costs exactly one verification. */
+  constructor(db: Kysely<Database>, options: { verifySecret?: typeof verifySecret } = {}) {
     this.db = db;
+    this.#verifySecret = options.verifySecret ?? verifySecret;
   }
 
   async countUsers(): Promise<number> {
@@ -156,8 +159,9 @@ export class AccountsRepository {
     return { id: row.id, accessKey, secretKey };
   }
 
-  listKeys(userId?: number) {
-    let query = this.db
+  /** Keys with their user's name, never their hashes. */
+  #keysWithUsers() {
+    return this.db
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
       .select([
@@ -166,10 +170,23 @@ export class AccountsRepository {
         "users.name as user",
         "api_keys.created_at",
         "api_keys.revoked_at",
-      ])
-      .orderBy("api_keys.id");
+      ]);
+  }
+
+  listKeys(userId?: number) {
+    let query = this.#keysWithUsers().orderBy("api_keys.id");
     if (userId !== undefined) query = query.where("api_keys.user_id", "=", userId);
     return query.execute();
+  }
+
+  /** A key (by access key or id) with its user and account. */
+  findKey(ref: string) {
+    return this.#keysWithUsers()
+      .select("users.account_id")
+      .where((eb) =>
+        /^\d+$/.test(ref) ? eb("api_keys.id", "=", Number(ref)) : eb("api_keys.access_key", "=", ref),
+      )
+      .executeTakeFirst();
   }
 
   /** Revokes by access key or id; answers whether a live key was revoked. */
@@ -201,7 +218,9 @@ export class AccountsRepository {
       ])
       .where("api_keys.access_key", "=", accessKey)
       .executeTakeFirst();
-    const matches = verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
+    // One verification whatever is wrong (unknown access key, wrong secret, revoked key): the answer takes
+    // the same time, so timing does not tell an attacker which access keys exist.
+    const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
     return {
       userId: row.user_id,

@@ -6,6 +6,9 @@ import type { CollectionsTable, Database } from "./schema.ts";
 
 export type CollectionRow = Omit<CollectionsTable, "id"> & { id: number };
 
+/** Writes that must commit or roll back with a change (its audit entry), given the change's outcome. */
+export type AlongWith<T> = (trx: Kysely<Database>, outcome: T) => Promise<void>;
+
 export class CollectionsRepository {
   readonly db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
@@ -45,6 +48,7 @@ export class CollectionsRepository {
     name: string,
     seeds: Seed[],
     scanRate = "auto",
+    alongWith?: AlongWith<{ row: CollectionRow; added: number }>,
   ): Promise<CollectionRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const now = nowIso();
@@ -62,30 +66,46 @@ export class CollectionsRepository {
         .returningAll()
         .executeTakeFirst();
       if (!row) return undefined;
-      await insertSeeds(trx, row.id, seeds);
+      const added = await insertSeeds(trx, row.id, seeds);
+      await alongWith?.(trx, { row, added });
       return row;
     });
   }
 
-  /** Adds seeds; those already present are left as they are. Answers how many were new. */
-  async addSeeds(collectionId: number, seeds: Seed[]): Promise<number> {
+  /**
+   * Adds seeds (those already present are left as they are) and optionally sets the scan rate, all in one
+   * transaction. Answers how many seeds were new.
+   */
+  async addSeeds(
+    collectionId: number,
+    seeds: Seed[],
+    options: { scanRate?: string; alongWith?: AlongWith<{ added: number }> } = {},
+  ): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const added = await insertSeeds(trx, collectionId, seeds);
       await trx
         .updateTable("collections")
-        .set({ updated_at: nowIso() })
+        .set({
+          updated_at: nowIso(),
+          ...(options.scanRate !== undefined ? { scan_rate: options.scanRate } : {}),
+        })
         .where("id", "=", collectionId)
         .execute();
+      await options.alongWith?.(trx, { added });
       return added;
     });
   }
 
-  async deleteSeeds(collectionId: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom("seeds")
-      .where("collection_id", "=", collectionId)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+  async deleteSeeds(collectionId: number, alongWith?: AlongWith<{ deleted: number }>): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .deleteFrom("seeds")
+        .where("collection_id", "=", collectionId)
+        .executeTakeFirst();
+      const deleted = Number(result.numDeletedRows);
+      await alongWith?.(trx, { deleted });
+      return deleted;
+    });
   }
 
   async seeds(collectionId: number): Promise<Seed[]> {
@@ -96,14 +116,6 @@ export class CollectionsRepository {
       .orderBy("id")
       .execute();
     return rows as Seed[];
-  }
-
-  async setScanRate(collectionId: number, scanRate: string) {
-    await this.db
-      .updateTable("collections")
-      .set({ scan_rate: scanRate, updated_at: nowIso() })
-      .where("id", "=", collectionId)
-      .execute();
   }
 }
 

@@ -23,9 +23,17 @@ export interface Store {
 
 export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Store {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
-    // An idle client losing its server (a PostgreSQL restart) must not crash the process.
+    // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: 10,
+      connectionTimeoutMillis: 5000,
+    });
+    // A client losing its server (a PostgreSQL restart, a cut network) must not crash the process: the
+    // pool reports idle ones here, and a checked-out one would emit 'error' with no listener (Kysely adds
+    // none), which Node turns into an uncaught exception. Its query fails anyway and the pool drops it.
     pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = "";

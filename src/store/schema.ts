@@ -157,6 +157,20 @@ export interface VulnImportsTable {
   imported_at: string;
 }
 
+/** One administrative action (see src/audit/log.ts); details is a JSON object as text. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  actor: string;
+  user_id: number | null;
+  account_id: number | null;
+  action: string;
+  target: string;
+  source: string;
+  request_id: string | null;
+  details: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   teams: TeamsTable;
@@ -172,4 +186,5 @@ export interface Database {
   vuln_cpe_matches: VulnCpeMatchesTable;
   vuln_kev: VulnKevTable;
   vuln_imports: VulnImportsTable;
+  audit_log: AuditLogTable;
 }

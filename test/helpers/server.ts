@@ -46,13 +46,9 @@ export const BOOTSTRAP_KEYS: Keys = {
   secretKey: "test-admin-secret-0123456789abcdef",
 };
 
-export async function startTestServer(
-  dialect: "sqlite" | "postgres",
-  overrides: Partial<Config> = {},
-  options: { runWork?: RunWorkFactory } = {},
-): Promise<TestServer> {
-  const store = await createTestStore(dialect);
-  const config = loadConfig(
+/** The configuration of a test server on `store`: loopback, a free port, silent, the bootstrap keys. */
+export function testServerConfig(store: TestStore, overrides: Partial<Config> = {}): Config {
+  return loadConfig(
     {},
     {
       ...store.config,
@@ -64,6 +60,15 @@ export async function startTestServer(
       ...overrides,
     },
   );
+}
+
+export async function startTestServer(
+  dialect: "sqlite" | "postgres",
+  overrides: Partial<Config> = {},
+  options: { runWork?: RunWorkFactory } = {},
+): Promise<TestServer> {
+  const store = await createTestStore(dialect);
+  const config = testServerConfig(store, overrides);
   let server = await startServer(config, { runWork: options.runWork });
   const request = async (
     method: string,

@@ -2,10 +2,12 @@
 import { accountsAndCollections } from "./001-accounts-collections.ts";
 import { runs } from "./002-runs.ts";
 import { vulnerabilityDatabase } from "./004-vulndb.ts";
+import { auditLog } from "./005-audit.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
   "001-accounts-collections": accountsAndCollections,
   "002-runs": runs,
   "004-vulndb": vulnerabilityDatabase,
+  "005-audit": auditLog,
 };
