@@ -11,8 +11,18 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 
 export const WEB_ROOT = fileURLToPath(new URL("../web/dist/", import.meta.url));
 
-/** Paths that belong to the API and its reference, never to the dashboard. */
-const NOT_DASHBOARD = /^\/(api|docs|healthz)(\/|$)/;
+/** Paths that belong to the API, its reference and operations, never to the dashboard. */
+const NOT_DASHBOARD = /^\/(api|docs|healthz|metrics)(\/|$)/;
+
+/** The path as the router sees it (percent-escapes decoded), so `/%61pi/x` is not taken for the app's. */
+function decodedPath(url: string): string {
+  const path = url.split("?")[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
 
 /**
  * The dashboard only loads its own files and talks to its own origin; the secret key sits in
@@ -77,9 +87,13 @@ export async function webRoutes(app: FastifyInstance, options: WebOptions = {}) 
     return reply.header("cache-control", "no-cache").sendFile("index.html", root, { cacheControl: false });
   };
 
+  // Unknown GETs under /api stay the API's: as an /api route they pass authentication first (no keys,
+  // 401; with keys, 404), so probing without keys learns nothing, exactly as for other methods.
+  app.get("/api/*", { schema: { hide: true } }, async (_request, reply) => reply.callNotFound());
+
   app.get("/*", { schema: { hide: true } }, async (request, reply) => {
     const pathname = request.url.split("?")[0];
-    if (NOT_DASHBOARD.test(pathname)) return reply.callNotFound();
+    if (NOT_DASHBOARD.test(decodedPath(request.url))) return reply.callNotFound();
     const file = pathname === "/" ? undefined : await builtFile(root, pathname);
     if (!file || file === "index.html") return sendIndex(reply);
     reply.headers(SECURITY_HEADERS);

@@ -54,6 +54,11 @@ describe("dashboard files from the API process", () => {
   });
 
   test("the API, its reference and the health check keep their own answers", async () => {
+    for (const path of ["/api/nothing-here", "/%61pi/collections/x/nothing", "/api/collections/x/runs//"]) {
+      const anonymous = await get(path);
+      assert.equal(anonymous.status, 401, `${path} asks for keys before saying anything else`);
+      assert.equal((await anonymous.json()).error.code, "unauthorized");
+    }
     const missing = await get("/api/nothing-here", {
       headers: { SERVICE_ACCESS_KEY: t.admin.accessKey, SERVICE_SECRET_KEY: t.admin.secretKey },
     });
@@ -69,6 +74,11 @@ describe("dashboard files from the API process", () => {
     assert.equal(docs.status, 200);
     assert.doesNotMatch(await docs.text(), /<div id="app">/);
     assert.equal((await (await get("/healthz")).json()).status, "ok");
+    for (const path of ["/healthz/x", "/%68ealthz/x", "/metrics/x"]) {
+      const response = await get(path);
+      assert.equal(response.status, 404, path);
+      assert.equal((await response.json()).error.code, "not_found", path);
+    }
     const post = await get("/", { method: "POST" });
     assert.equal(post.status, 404);
     assert.match((await post.json()).message, /There is no POST \/ endpoint/);
