@@ -22,6 +22,8 @@ export interface Config {
   scanDeny: string[];
   /** `top100`, `top1000`, or a comma-separated list of ports and ranges. */
   ports: string;
+  /** Subdomain brute-force words: `small` (shipped default), `large` (shipped), or a file with one label a line. */
+  dnsWordlist: string;
   depth: number;
   concurrency: number;
   perHostConcurrency: number;
@@ -66,6 +68,7 @@ export const DEFAULTS: Config = {
   scanAllow: [],
   scanDeny: [],
   ports: "top100",
+  dnsWordlist: "small",
   depth: 4,
   concurrency: 200,
   perHostConcurrency: 64,
@@ -100,6 +103,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_SCAN_ALLOW: "scanAllow",
   SIGHTLINE_SCAN_DENY: "scanDeny",
   SIGHTLINE_PORTS: "ports",
+  SIGHTLINE_DNS_WORDLIST: "dnsWordlist",
   SIGHTLINE_DEPTH: "depth",
   SIGHTLINE_CONCURRENCY: "concurrency",
   SIGHTLINE_PER_HOST_CONCURRENCY: "perHostConcurrency",
@@ -169,6 +173,14 @@ function check(config: Config): void {
         `SIGHTLINE_DNS_SERVERS entry "${server}" must be an IP address with an optional :port`,
       );
   }
+  if (!/^(top100|top1000|\d{1,5}(-\d{1,5})?(\s*,\s*\d{1,5}(-\d{1,5})?)*)$/.test(config.ports.trim()))
+    throw new ConfigError(
+      `SIGHTLINE_PORTS must be top100, top1000 or a list such as "22,80,443,8000-8100", not "${config.ports}"`,
+    );
+  if (config.dnsWordlist !== "small" && config.dnsWordlist !== "large" && !existsSync(config.dnsWordlist))
+    throw new ConfigError(
+      `SIGHTLINE_DNS_WORDLIST must be small, large or a readable file, and "${config.dnsWordlist}" is none of them`,
+    );
   if (config.depth < 1 || config.depth > 10) throw new ConfigError("SIGHTLINE_DEPTH must be 1–10");
   if (config.concurrency < 1) throw new ConfigError("SIGHTLINE_CONCURRENCY must be at least 1");
   if (config.perHostConcurrency < 1)

@@ -5,6 +5,7 @@ import { RunsRepository } from "./runs/repository.ts";
 import { AccountsRepository } from "./store/accounts.ts";
 import { CollectionsRepository } from "./store/collections.ts";
 import { openStore } from "./store/database.ts";
+import { EntitiesRepository } from "./store/entities.ts";
 import { migrateToLatest } from "./store/migrate.ts";
 
 export async function openServices(config: Config, options: { migrate?: boolean } = {}): Promise<Services> {
@@ -16,5 +17,6 @@ export async function openServices(config: Config, options: { migrate?: boolean 
     accounts: new AccountsRepository(store.db),
     collections: new CollectionsRepository(store.db),
     runs: new RunsRepository(store.db),
+    entities: new EntitiesRepository(store.db),
   };
 }

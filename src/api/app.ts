@@ -10,6 +10,7 @@ import { jsonBodies } from "./json-body.ts";
 import { type LogSettings, loggerOptions, requestId, requestIds } from "./logging.ts";
 import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
+import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
 import { webRoutes } from "./web.ts";
 
@@ -58,6 +59,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(
     async (api) => {
       await api.register(collectionRoutes);
+      await api.register(resultRoutes);
       for (const plugin of options.collectionPlugins ?? []) await api.register(plugin);
     },
     { prefix: "/api/collections" },

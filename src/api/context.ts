@@ -4,6 +4,7 @@ import type { RunsRepository } from "../runs/repository.ts";
 import type { AccountsRepository, Principal } from "../store/accounts.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
 import type { Store } from "../store/database.ts";
+import type { EntitiesRepository } from "../store/entities.ts";
 
 export interface Services {
   config: Config;
@@ -11,6 +12,7 @@ export interface Services {
   accounts: AccountsRepository;
   collections: CollectionsRepository;
   runs: RunsRepository;
+  entities: EntitiesRepository;
 }
 
 declare module "fastify" {

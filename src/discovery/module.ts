@@ -3,6 +3,7 @@
  * some kinds and produces new entities, details and issues. Modules never schedule each other; the
  * engine (src/discovery/engine.ts) owns queues, scope, depth and de-duplication.
  */
+import type { Throttle } from "./throttle.ts";
 
 /** Entity kinds; the wire type name is `Service::Entity::<Kind>`. */
 export type EntityKind =
@@ -48,6 +49,10 @@ export interface FoundIssue {
 export interface DiscoveryContext {
   /** The run's abort signal (cancel, time limit, shutdown). Every network operation honours it. */
   signal: AbortSignal;
+  /** Distance of the entity from the seeds: 0 for a seed. */
+  depth: number;
+  /** The process-wide politeness limits (global and per-host concurrency, rate); wrap every network operation. */
+  throttle: Throttle;
   /** Discovery settings from the configuration (resolvers, ports, limits, timeouts). */
   settings: DiscoverySettings;
   emit(entity: FoundEntity): void;
@@ -61,6 +66,8 @@ export interface DiscoveryContext {
 export interface DiscoverySettings {
   dnsServers: string[];
   ports: number[];
+  /** `small`, `large` or a path: the subdomain brute-force wordlist. */
+  wordlist: string;
   timeoutMs: number;
   concurrency: number;
   perHostConcurrency: number;

@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from "typebox";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import type { FindingRecord } from "../store/entities.ts";
 
 export const IssueItem = Type.Object({
   id: Type.String(),
@@ -28,26 +29,8 @@ export const IssueItem = Type.Object({
   }),
 });
 
-/** A stored issue as the view reads it. */
-export interface IssueRecord {
-  id: number;
-  name: string;
-  prettyName: string;
-  entityKind: string;
-  entityName: string;
-  severity: number;
-  confidence: string;
-  category: string;
-  description: string;
-  remediation: string;
-  references: Array<{ type: string; uri: string }>;
-  details: Record<string, unknown>;
-  scoped: boolean;
-  firstSeen: string;
-  lastSeen: string;
-  aliasGroup: number;
-  organization: string;
-}
+/** A stored issue as the view reads it: the finding, and the organisation of the entity it is on. */
+export type IssueRecord = FindingRecord & { organization: string };
 
 export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
   const severity = formatDecimalExponent(issue.severity);

@@ -30,7 +30,4 @@ export function productsOf(entity: ResultEntity): Array<[string, string]> {
 export const carriesProducts = (entity: ResultEntity) =>
   entity.kind === "Uri" || entity.kind === "NetworkService";
 
-/** A details field as a list of strings (absent or malformed → []). */
-export function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
-}
+export { strings } from "./common.ts";

@@ -11,6 +11,7 @@ import {
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
 import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
@@ -186,9 +187,12 @@ describe("banner fingerprint module", () => {
     const raised: FoundIssue[] = [];
     const ctx: DiscoveryContext = {
       signal: new AbortController().signal,
+      depth: 1,
+      throttle: new Throttle({ concurrency: 8, perHostConcurrency: 4, rateLimit: 0 }),
       settings: {
         dnsServers: [],
         ports: [],
+        wordlist: "small",
         timeoutMs: 1000,
         concurrency: 1,
         perHostConcurrency: 1,

@@ -20,7 +20,13 @@ export interface Sightline {
 /** Runs `node src/cli/main.ts ...args` with only the given environment on top of PATH and HOME. */
 export function spawnSightline(args: string[], env: Record<string, string>): Sightline {
   const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    // Runs do real discovery: its DNS stays on loopback (nothing answers there) unless a test says otherwise.
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      SIGHTLINE_DNS_SERVERS: "127.0.0.1:53",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -57,6 +57,8 @@ export function testServerConfig(store: TestStore, overrides: Partial<Config> = 
       logLevel: "silent",
       bootstrapAccessKey: BOOTSTRAP_KEYS.accessKey,
       bootstrapSecretKey: BOOTSTRAP_KEYS.secretKey,
+      // Runs do real discovery: keep its DNS on loopback (nothing answers here) unless a test brings the lab.
+      dnsServers: ["127.0.0.1:53"],
       ...overrides,
     },
   );

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type { Fingerprint } from "../../src/discovery/fingerprint/types.ts";
 import { createHttpModule } from "../../src/discovery/http.ts";
 import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
@@ -20,9 +21,12 @@ function context(options: { deny?: string[]; signal?: AbortSignal } = {}): Disco
   return {
     ...collected,
     signal: options.signal ?? new AbortController().signal,
+    depth: 1,
+    throttle: new Throttle({ concurrency: 8, perHostConcurrency: 4, rateLimit: 0 }),
     settings: {
       dnsServers: [],
       ports: [],
+      wordlist: "small",
       timeoutMs: 2000,
       concurrency: 8,
       perHostConcurrency: 4,

@@ -1,6 +1,7 @@
 /** Every migration, in the order it runs. Add new ones at the end; never edit one that has shipped. */
 import { accountsAndCollections } from "./001-accounts-collections.ts";
 import { runs } from "./002-runs.ts";
+import { entities } from "./003-entities.ts";
 import { vulnerabilityDatabase } from "./004-vulndb.ts";
 import { auditLog } from "./005-audit.ts";
 import type { DialectMigration } from "./helpers.ts";
@@ -8,6 +9,7 @@ import type { DialectMigration } from "./helpers.ts";
 export const migrations: Record<string, DialectMigration> = {
   "001-accounts-collections": accountsAndCollections,
   "002-runs": runs,
+  "003-entities": entities,
   "004-vulndb": vulnerabilityDatabase,
   "005-audit": auditLog,
 };

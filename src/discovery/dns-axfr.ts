@@ -1,0 +1,148 @@
+/**
+ * Zone-transfer attempts: an AXFR over TCP to each name server of a domain (RFC 5936). An open
+ * transfer is raised as an issue and every name and address of the zone becomes an entity; a refusal
+ * is the expected answer and is recorded on the domain.
+ */
+import { randomInt } from "node:crypto";
+import { connect } from "node:net";
+import dnsPacket, { type Answer } from "dns-packet";
+import { canonicalName, DnsClient } from "./dns-client.ts";
+import { issue } from "./findings.ts";
+import type { DiscoveryModule, EntityRef, FoundEntity } from "./module.ts";
+
+export type TransferOutcome =
+  | { ok: true; records: Answer[] }
+  | { ok: false; reason: "refused" | "timeout" | "unreachable" | "malformed"; detail: string };
+
+/** One AXFR of `zone` from `host:port`: every record, SOA first and last, or why not. */
+export function transferZone(
+  host: string,
+  port: number,
+  zone: string,
+  options: { timeoutMs: number; signal: AbortSignal },
+): Promise<TransferOutcome> {
+  return new Promise((resolve) => {
+    const records: Answer[] = [];
+    let soaSeen = 0;
+    let pending = Buffer.alloc(0);
+    const socket = connect({ host, port });
+    let finished = false;
+    const done = (outcome: TransferOutcome) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      socket.destroy();
+      resolve(outcome);
+    };
+    // The bound covers the whole transfer: a server that trickles answers is cut off too.
+    const timer = setTimeout(
+      () =>
+        done({ ok: false, reason: "timeout", detail: `no complete answer within ${options.timeoutMs} ms` }),
+      options.timeoutMs,
+    );
+    const onAbort = () => done({ ok: false, reason: "timeout", detail: "cancelled" });
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    socket.on("error", (error) => done({ ok: false, reason: "unreachable", detail: error.message }));
+    socket.on("close", () =>
+      done({ ok: false, reason: "malformed", detail: "connection closed mid-transfer" }),
+    );
+    socket.on("connect", () => {
+      socket.write(
+        dnsPacket.streamEncode({
+          type: "query",
+          id: randomInt(65536),
+          questions: [{ type: "AXFR", name: zone }],
+        }),
+      );
+    });
+    socket.on("data", (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+        const length = pending.readUInt16BE(0);
+        let message: ReturnType<typeof dnsPacket.decode>;
+        try {
+          message = dnsPacket.decode(pending.subarray(2, 2 + length));
+        } catch (error) {
+          return done({ ok: false, reason: "malformed", detail: (error as Error).message });
+        }
+        pending = pending.subarray(2 + length);
+        const rcode = (message as { rcode?: string }).rcode ?? "NOERROR";
+        if (rcode !== "NOERROR") return done({ ok: false, reason: "refused", detail: rcode });
+        if (!message.answers?.length && records.length === 0)
+          return done({ ok: false, reason: "refused", detail: "empty answer" });
+        for (const record of message.answers ?? []) {
+          records.push(record);
+          if (record.type === "SOA" && ++soaSeen === 2)
+            return done({ ok: true, records: records.slice(0, -1) });
+        }
+      }
+    });
+  });
+}
+
+export const zoneTransfer: DiscoveryModule = {
+  name: "dns-axfr",
+  consumes: ["Domain"],
+  produces: ["DnsRecord", "IpAddress"],
+  async run(entity, ctx) {
+    const dns = new DnsClient(ctx);
+    const zone = entity.name;
+    const self: EntityRef = { kind: entity.kind, name: zone };
+    const servers = await dns.ns(zone);
+    if (!servers.ok) {
+      if (servers.code === "timeout")
+        ctx.note(
+          `The name servers of ${zone} could not be listed (DNS timeout); no zone transfer was tried.`,
+        );
+      return;
+    }
+    const attempts: Array<{ server: string; address: string; result: string }> = [];
+    for (const server of servers.value.map(canonicalName).sort()) {
+      const { addresses } = await dns.addresses(server);
+      for (const address of addresses) {
+        if (!ctx.mayTouch(address)) {
+          attempts.push({ server, address, result: "not tried (deny list)" });
+          continue;
+        }
+        const outcome = await ctx.throttle.run(
+          address,
+          () =>
+            transferZone(address, 53, zone, { timeoutMs: ctx.settings.timeoutMs * 2, signal: ctx.signal }),
+          ctx.signal,
+        );
+        if (!outcome.ok) {
+          attempts.push({ server, address, result: `${outcome.reason}: ${outcome.detail}` });
+          if (outcome.reason === "timeout" && outcome.detail !== "cancelled")
+            ctx.note(`Zone transfer of ${zone} from ${server} (${address}) timed out.`);
+          continue;
+        }
+        attempts.push({ server, address, result: `transferred ${outcome.records.length} records` });
+        ctx.raise(issue("zoneTransfer", self, { zone, server, address, records: outcome.records.length }));
+        emitZone(zone, outcome.records, ctx.emit);
+        ctx.emit({ kind: entity.kind, name: zone, details: { zone_transfer: { open: true, attempts } } });
+        return;
+      }
+    }
+    ctx.emit({ kind: entity.kind, name: zone, details: { zone_transfer: { open: false, attempts } } });
+  },
+};
+
+/** Every owner name of a transferred zone, and the addresses its A/AAAA records give. */
+function emitZone(zone: string, records: Answer[], emit: (entity: FoundEntity) => void) {
+  for (const record of records) {
+    const owner = canonicalName(record.name);
+    if (owner.startsWith("*.")) continue;
+    const ref: EntityRef =
+      owner === zone ? { kind: "Domain", name: zone } : { kind: "DnsRecord", name: owner };
+    if (owner !== zone) emit({ ...ref, details: { source: "zone transfer" } });
+    if (record.type === "A" || record.type === "AAAA") {
+      emit({
+        kind: "IpAddress",
+        name: String(record.data),
+        details: { resolutions: [owner] },
+        aliases: [ref],
+      });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/** What every result view shares: the wire form of an entity's common fields. */
+import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import type { EntityRecord } from "../store/entities.ts";
+
+/** The spec's Entity fields, in its formats. */
+export function entityFields(entity: EntityRecord) {
+  return {
+    name: entity.name,
+    type: entityTypeName(entity.kind),
+    first_seen: formatTimestamp(entity.firstSeen),
+    last_seen: formatTimestamp(entity.lastSeen),
+    hidden: entity.hidden,
+    scoped: entity.scoped,
+    alias_group: formatDecimalExponent(entity.aliasGroup),
+  };
+}
+
+/** A details field as a list of strings (absent or malformed → []). */
+export function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+}
+
+/** A details field as a string (absent → ""). */
+export function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+export interface Geolocation {
+  continent: string;
+  country: string;
+  country_code: string;
+  continent_code: string;
+}
+
+export function geolocation(value: unknown): Geolocation {
+  const place = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+  return {
+    continent: text(place.continent),
+    country: text(place.country),
+    country_code: text(place.country_code),
+    continent_code: text(place.continent_code),
+  };
+}
+
+/** Numeric order for IPv4, then text order: 10.0.0.2 before 10.0.0.10. */
+export function compareAddresses(a: string, b: string): number {
+  const key = (address: string) =>
+    address.includes(":")
+      ? `1${address}`
+      : `0${address
+          .split(".")
+          .map((part) => part.padStart(3, "0"))
+          .join(".")}`;
+  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+}

@@ -1,0 +1,573 @@
+/**
+ * Repository of discovery results: a run's staged entities, findings and notes, their merge into the
+ * collection's results when the run finishes, and the reads the result views make.
+ */
+import type { Insertable, Kysely, Selectable, Transaction } from "kysely";
+import { nowIso } from "../core/formats.ts";
+import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
+
+export type Details = Record<string, unknown>;
+
+export interface EntityKey {
+  kind: string;
+  name: string;
+}
+
+/** Provenance of an entity: which task found it, from which entity, at which depth. */
+export interface TaskResult {
+  name: string;
+  task: string;
+  entity_type: string;
+  entity_name: string;
+  depth: number;
+}
+
+export interface Ancestor {
+  name: string;
+  type: string;
+}
+
+export interface StagedEntity extends EntityKey {
+  details: Details;
+  scoped: boolean;
+  hidden: boolean;
+  depth: number;
+  aliases: EntityKey[];
+  ancestors: Ancestor[];
+  taskResult?: TaskResult;
+}
+
+export interface Finding {
+  name: string;
+  entityKind: string;
+  entityName: string;
+  prettyName: string;
+  severity: number;
+  confidence: string;
+  category: string;
+  description: string;
+  remediation: string;
+  references: Array<{ type: string; uri: string }>;
+  details: Details;
+  scoped: boolean;
+}
+
+/** What one task found, written in one go. */
+export interface StagedWork {
+  entities: StagedEntity[];
+  findings: Finding[];
+  notes: string[];
+}
+
+export interface EntityRecord extends EntityKey {
+  details: Details;
+  scoped: boolean;
+  hidden: boolean;
+  aliasGroup: number;
+  ancestors: Ancestor[];
+  taskResults: TaskResult[];
+  firstSeen: string;
+  lastSeen: string;
+  firstRunId: number;
+}
+
+export interface FindingRecord extends Finding {
+  id: number;
+  firstSeen: string;
+  lastSeen: string;
+  aliasGroup: number;
+}
+
+/** Rows per INSERT: well under both dialects' bound-parameter limits. */
+const CHUNK = 200;
+
+async function insertChunks<T extends "entities" | "staged_entities" | "staged_findings">(
+  db: Kysely<Database>,
+  table: T,
+  rows: Insertable<Database[T]>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    // Kysely cannot relate a generic table to its row type; the signature above does.
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + CHUNK) as never)
+      .execute();
+  }
+}
+
+/**
+ * Merges what two sightings said about an entity: objects key by key, arrays as a union (order kept),
+ * anything else the later sighting wins.
+ */
+export function mergeDetails(earlier: Details, later: Details): Details {
+  const merged: Details = { ...earlier };
+  for (const [key, value] of Object.entries(later)) {
+    const previous = merged[key];
+    if (Array.isArray(previous) && Array.isArray(value)) {
+      const seen = new Set(previous.map((item) => JSON.stringify(item)));
+      merged[key] = [...previous, ...value.filter((item) => !seen.has(JSON.stringify(item)))];
+    } else if (isPlainObject(previous) && isPlainObject(value)) {
+      merged[key] = mergeDetails(previous, value);
+    } else if (value !== undefined) {
+      merged[key] = value;
+    }
+  }
+  return merged;
+}
+
+function isPlainObject(value: unknown): value is Details {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const keyOf = (kind: string, name: string) => `${kind}\u0000${name}`;
+
+/** One entity as the merge of all its sightings in a run. */
+interface MergedEntity extends StagedEntity {
+  taskResults: TaskResult[];
+  firstSeen: string;
+  lastSeen: string;
+}
+
+/** Union-find over entity keys, for alias groups. */
+class Groups {
+  readonly #parent = new Map<string, string>();
+  find(key: string): string {
+    let root = key;
+    while (this.#parent.has(root) && this.#parent.get(root) !== root) root = this.#parent.get(root)!;
+    this.#parent.set(key, root);
+    return root;
+  }
+  join(a: string, b: string): void {
+    const [ra, rb] = [this.find(a), this.find(b)];
+    if (ra !== rb) this.#parent.set(ra, rb);
+  }
+}
+
+function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
+  return {
+    kind: row.kind,
+    name: row.name,
+    details: JSON.parse(row.details),
+    scoped: row.scoped === 1,
+    hidden: row.hidden === 1,
+    aliasGroup: row.alias_group,
+    ancestors: JSON.parse(row.ancestors),
+    taskResults: JSON.parse(row.task_results),
+    firstSeen: row.first_seen,
+    lastSeen: row.last_seen,
+    firstRunId: row.first_run_id,
+  };
+}
+
+export class EntitiesRepository {
+  readonly db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
+
+  /** Appends what a task found to the run's staging rows (append-only: concurrent tasks never conflict). */
+  async stage(runId: number, collectionId: number, work: StagedWork): Promise<void> {
+    const seenAt = nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      await insertChunks(
+        trx,
+        "staged_entities",
+        work.entities.map((entity) => ({
+          run_id: runId,
+          collection_id: collectionId,
+          kind: entity.kind,
+          name: entity.name,
+          details: JSON.stringify(entity.details),
+          scoped: entity.scoped ? 1 : 0,
+          hidden: entity.hidden ? 1 : 0,
+          depth: entity.depth,
+          aliases: JSON.stringify(entity.aliases),
+          ancestors: JSON.stringify(entity.ancestors),
+          task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
+          seen_at: seenAt,
+        })),
+      );
+      await insertChunks(
+        trx,
+        "staged_findings",
+        work.findings.map((finding) => ({
+          run_id: runId,
+          collection_id: collectionId,
+          ...findingColumns(finding),
+          seen_at: seenAt,
+        })),
+      );
+      if (work.notes.length > 0) {
+        await trx
+          .insertInto("run_notes")
+          .values(
+            work.notes.map((message) => ({
+              run_id: runId,
+              collection_id: collectionId,
+              message,
+              created_at: seenAt,
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  /**
+   * Makes the run's staged findings the collection's results, in one transaction: entities seen before
+   * keep their first_seen and first run, get this run's details and last_seen; new ones start here;
+   * names and the addresses they resolve to share an alias group. Then the staging rows go.
+   */
+  async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
+    return this.db.transaction().execute(async (trx) => {
+      const merged = await mergeStagedEntities(trx, runId);
+      const existing = new Map<string, { id: number; alias_group: number }>();
+      const rows = await trx
+        .selectFrom("entities")
+        .select(["id", "kind", "name", "alias_group"])
+        .where("collection_id", "=", collectionId)
+        .execute();
+      let nextGroup = 1;
+      for (const row of rows) {
+        existing.set(keyOf(row.kind, row.name), row);
+        nextGroup = Math.max(nextGroup, row.alias_group + 1);
+      }
+
+      const groups = new Groups();
+      for (const [key, entity] of merged) {
+        groups.find(key);
+        for (const alias of entity.aliases) {
+          const other = keyOf(alias.kind, alias.name);
+          if (merged.has(other)) groups.join(key, other);
+        }
+      }
+      // A component keeps the smallest group any member already had, so groups are stable across runs.
+      const componentGroup = new Map<string, number>();
+      for (const key of merged.keys()) {
+        const old = existing.get(key)?.alias_group;
+        const root = groups.find(key);
+        if (old !== undefined) componentGroup.set(root, Math.min(componentGroup.get(root) ?? old, old));
+      }
+      for (const key of merged.keys()) {
+        const root = groups.find(key);
+        if (!componentGroup.has(root)) componentGroup.set(root, nextGroup++);
+      }
+
+      const inserts: Array<Omit<EntitiesTable, "id">> = [];
+      for (const [key, entity] of merged) {
+        const values = {
+          details: JSON.stringify(entity.details),
+          scoped: entity.scoped ? 1 : 0,
+          hidden: entity.hidden ? 1 : 0,
+          alias_group: componentGroup.get(groups.find(key))!,
+          ancestors: JSON.stringify(entity.ancestors),
+          task_results: JSON.stringify(entity.taskResults),
+          last_seen: entity.lastSeen,
+          last_run_id: runId,
+        };
+        const old = existing.get(key);
+        if (old) await trx.updateTable("entities").set(values).where("id", "=", old.id).execute();
+        else
+          inserts.push({
+            ...values,
+            collection_id: collectionId,
+            kind: entity.kind,
+            name: entity.name,
+            first_seen: entity.firstSeen,
+            first_run_id: runId,
+          });
+      }
+      await insertChunks(trx, "entities", inserts);
+
+      const findings = await mergeStagedFindings(trx, runId);
+      const existingFindings = new Map<string, number>();
+      for (const row of await trx
+        .selectFrom("findings")
+        .select(["id", "name", "entity_kind", "entity_name"])
+        .where("collection_id", "=", collectionId)
+        .execute()) {
+        existingFindings.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row.id);
+      }
+      for (const [key, finding] of findings) {
+        const id = existingFindings.get(key);
+        const values = { ...findingColumns(finding), last_seen: finding.lastSeen, last_run_id: runId };
+        if (id !== undefined) await trx.updateTable("findings").set(values).where("id", "=", id).execute();
+        else
+          await trx
+            .insertInto("findings")
+            .values({
+              ...values,
+              collection_id: collectionId,
+              first_seen: finding.firstSeen,
+              first_run_id: runId,
+            })
+            .execute();
+      }
+
+      const finishedAt = nowIso();
+      await trx
+        .insertInto("collection_results")
+        .values({ collection_id: collectionId, run_id: runId, finished_at: finishedAt })
+        .onConflict((oc) =>
+          oc.column("collection_id").doUpdateSet({ run_id: runId, finished_at: finishedAt }),
+        )
+        .execute();
+      await trx.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
+      await trx.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
+      return { entities: merged.size, findings: findings.size };
+    });
+  }
+
+  /** Drops a run's staging rows (a failed or cancelled run); its notes stay. */
+  async discardStaging(runId: number): Promise<void> {
+    await this.db.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
+    await this.db.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
+  }
+
+  /** The run the collection's results come from, if any run has finished. */
+  async resultRun(collectionId: number): Promise<{ runId: number; finishedAt: string } | undefined> {
+    const row = await this.db
+      .selectFrom("collection_results")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .executeTakeFirst();
+    return row && { runId: row.run_id, finishedAt: row.finished_at };
+  }
+
+  /**
+   * The entities of the latest finished run, optionally of some kinds, in a stable order. Paged by
+   * `limit`/`offset` so a view can stream a large result.
+   */
+  async current(
+    collectionId: number,
+    options: {
+      kinds?: string[];
+      firstSeenInRun?: boolean;
+      /** `kind` (default): kind, then name; `name`: name, then kind, so one name's entities are adjacent. */
+      order?: "kind" | "name";
+      /** Only these names (a page of `currentNames`). */
+      names?: string[];
+      limit?: number;
+      offset?: number;
+    } = {},
+  ): Promise<EntityRecord[]> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return [];
+    let query = this.db
+      .selectFrom("entities")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId);
+    if (options.kinds) query = query.where("kind", "in", options.kinds);
+    if (options.firstSeenInRun) query = query.where("first_run_id", "=", result.runId);
+    if (options.names) {
+      if (options.names.length === 0) return [];
+      query = query.where("name", "in", options.names);
+    }
+    query =
+      options.order === "name"
+        ? query.orderBy("name").orderBy("kind")
+        : query.orderBy("kind").orderBy("name");
+    if (options.limit !== undefined) query = query.limit(options.limit).offset(options.offset ?? 0);
+    const rows = await query.execute();
+    return rows.map(toRecord);
+  }
+
+  /** A page of the distinct names of the latest finished run's entities of some kinds, in name order. */
+  async currentNames(
+    collectionId: number,
+    kinds: string[],
+    page: { limit?: number; offset?: number } = {},
+  ): Promise<string[]> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return [];
+    let query = this.db
+      .selectFrom("entities")
+      .select("name")
+      .distinct()
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId)
+      .where("kind", "in", kinds)
+      .orderBy("name");
+    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
+    return (await query.execute()).map((row) => row.name);
+  }
+
+  /** How many entities (or distinct names) `current` would answer without paging. */
+  async countCurrent(
+    collectionId: number,
+    options: { kinds?: string[]; firstSeenInRun?: boolean; distinctNames?: boolean } = {},
+  ): Promise<number> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return 0;
+    let query = this.db
+      .selectFrom("entities")
+      .select((eb) =>
+        (options.distinctNames
+          ? eb.fn.count<number | string>("name").distinct()
+          : eb.fn.countAll<number | string>()
+        ).as("count"),
+      )
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId);
+    if (options.kinds) query = query.where("kind", "in", options.kinds);
+    if (options.firstSeenInRun) query = query.where("first_run_id", "=", result.runId);
+    const row = await query.executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /** The findings of the latest finished run, with the alias group of the entity they are on. */
+  async currentFindings(collectionId: number): Promise<FindingRecord[]> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return [];
+    const rows = await this.db
+      .selectFrom("findings")
+      .leftJoin("entities", (join) =>
+        join
+          .onRef("entities.collection_id", "=", "findings.collection_id")
+          .onRef("entities.kind", "=", "findings.entity_kind")
+          .onRef("entities.name", "=", "findings.entity_name"),
+      )
+      .selectAll("findings")
+      .select("entities.alias_group")
+      .where("findings.collection_id", "=", collectionId)
+      .where("findings.last_run_id", "=", result.runId)
+      .orderBy("findings.severity")
+      .orderBy("findings.name")
+      .orderBy("findings.entity_name")
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      entityKind: row.entity_kind,
+      entityName: row.entity_name,
+      prettyName: row.pretty_name,
+      severity: row.severity,
+      confidence: row.confidence,
+      category: row.category,
+      description: row.description,
+      remediation: row.remediation,
+      references: JSON.parse(row.reference_links),
+      details: JSON.parse(row.details),
+      scoped: row.scoped === 1,
+      firstSeen: row.first_seen,
+      lastSeen: row.last_seen,
+      aliasGroup: row.alias_group ?? 0,
+    }));
+  }
+
+  async notes(runId: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("run_notes")
+      .select("message")
+      .where("run_id", "=", runId)
+      .orderBy("id")
+      .execute();
+    return rows.map((row) => row.message);
+  }
+}
+
+function findingColumns(finding: Finding) {
+  return {
+    name: finding.name,
+    entity_kind: finding.entityKind,
+    entity_name: finding.entityName,
+    pretty_name: finding.prettyName,
+    severity: finding.severity,
+    confidence: finding.confidence,
+    category: finding.category,
+    description: finding.description,
+    remediation: finding.remediation,
+    reference_links: JSON.stringify(finding.references),
+    details: JSON.stringify(finding.details),
+    scoped: finding.scoped ? 1 : 0,
+  } satisfies Partial<FindingsTable>;
+}
+
+/** Reads a run's staged entity rows in pages and merges the sightings of each entity. */
+async function mergeStagedEntities(trx: Transaction<Database>, runId: number) {
+  const merged = new Map<string, MergedEntity>();
+  for (let lastId = 0; ; ) {
+    const rows = await trx
+      .selectFrom("staged_entities")
+      .selectAll()
+      .where("run_id", "=", runId)
+      .where("id", ">", lastId)
+      .orderBy("id")
+      .limit(1000)
+      .execute();
+    if (rows.length === 0) break;
+    lastId = rows[rows.length - 1].id;
+    for (const row of rows) {
+      const key = keyOf(row.kind, row.name);
+      const sighting = {
+        details: JSON.parse(row.details) as Details,
+        aliases: JSON.parse(row.aliases) as EntityKey[],
+        ancestors: JSON.parse(row.ancestors) as Ancestor[],
+        taskResult: row.task_result ? (JSON.parse(row.task_result) as TaskResult) : undefined,
+      };
+      const entity = merged.get(key);
+      if (!entity) {
+        merged.set(key, {
+          kind: row.kind,
+          name: row.name,
+          details: sighting.details,
+          scoped: row.scoped === 1,
+          hidden: row.hidden === 1,
+          depth: row.depth,
+          aliases: sighting.aliases,
+          ancestors: sighting.ancestors,
+          taskResults: sighting.taskResult ? [sighting.taskResult] : [],
+          firstSeen: row.seen_at,
+          lastSeen: row.seen_at,
+        });
+        continue;
+      }
+      entity.details = mergeDetails(entity.details, sighting.details);
+      // Seen in scope or in plain sight once is enough.
+      entity.scoped ||= row.scoped === 1;
+      entity.hidden &&= row.hidden === 1;
+      entity.aliases.push(...sighting.aliases);
+      if (row.depth < entity.depth) {
+        entity.depth = row.depth;
+        entity.ancestors = sighting.ancestors;
+      }
+      const result = sighting.taskResult;
+      if (result && !entity.taskResults.some((r) => r.name === result.name)) entity.taskResults.push(result);
+      if (row.seen_at < entity.firstSeen) entity.firstSeen = row.seen_at;
+      if (row.seen_at > entity.lastSeen) entity.lastSeen = row.seen_at;
+    }
+  }
+  return merged;
+}
+
+async function mergeStagedFindings(trx: Transaction<Database>, runId: number) {
+  const merged = new Map<string, Finding & { firstSeen: string; lastSeen: string }>();
+  const rows = await trx
+    .selectFrom("staged_findings")
+    .selectAll()
+    .where("run_id", "=", runId)
+    .orderBy("id")
+    .execute();
+  for (const row of rows) {
+    const key = keyOf(row.name, keyOf(row.entity_kind, row.entity_name));
+    const previous = merged.get(key);
+    merged.set(key, {
+      name: row.name,
+      entityKind: row.entity_kind,
+      entityName: row.entity_name,
+      prettyName: row.pretty_name,
+      severity: Math.min(row.severity, previous?.severity ?? row.severity),
+      confidence: previous?.confidence === "confirmed" ? "confirmed" : row.confidence,
+      category: row.category,
+      description: row.description,
+      remediation: row.remediation,
+      references: JSON.parse(row.reference_links),
+      details: mergeDetails(previous?.details ?? {}, JSON.parse(row.details)),
+      scoped: (previous?.scoped ?? false) || row.scoped === 1,
+      firstSeen: previous?.firstSeen ?? row.seen_at,
+      lastSeen: row.seen_at,
+    });
+  }
+  return merged;
+}

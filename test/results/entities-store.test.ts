@@ -1,0 +1,169 @@
+/** Staging and merging a run's findings into a collection's results, on SQLite and PostgreSQL. */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { loadConfig } from "../../src/config.ts";
+import { AccountsRepository } from "../../src/store/accounts.ts";
+import { CollectionsRepository } from "../../src/store/collections.ts";
+import { openStore, type Store } from "../../src/store/database.ts";
+import { EntitiesRepository, mergeDetails, type StagedEntity } from "../../src/store/entities.ts";
+import { migrateToLatest } from "../../src/store/migrate.ts";
+import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+
+const staged = (kind: string, name: string, extra: Partial<StagedEntity> = {}): StagedEntity => ({
+  kind,
+  name,
+  details: {},
+  scoped: true,
+  hidden: false,
+  depth: 1,
+  aliases: [],
+  ancestors: [],
+  ...extra,
+});
+
+const finding = (name: string, entityName: string) => ({
+  name,
+  entityKind: "Domain",
+  entityName,
+  prettyName: name,
+  severity: 4,
+  confidence: "confirmed",
+  category: "email",
+  description: "d",
+  remediation: "r",
+  references: [],
+  details: { proof: entityName },
+  scoped: true,
+});
+
+test("mergeDetails: objects key by key, arrays as a union, scalars the later", () => {
+  assert.deepEqual(
+    mergeDetails(
+      { a: [1, 2], b: { c: 1, d: [1] }, e: "old", f: 1 },
+      { a: [2, 3], b: { d: [2], g: true }, e: "new", h: null },
+    ),
+    { a: [1, 2, 3], b: { c: 1, d: [1, 2], g: true }, e: "new", f: 1, h: null },
+  );
+});
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`entities repository on ${dialect}`, { skip }, () => {
+    let testStore: TestStore;
+    let store: Store;
+    let entities: EntitiesRepository;
+    let collectionId: number;
+
+    before(async () => {
+      testStore = await createTestStore(dialect);
+      store = openStore(loadConfig({}, testStore.config));
+      await migrateToLatest(store);
+      const accounts = new AccountsRepository(store.db);
+      const account = await accounts.createAccount("a", "active");
+      const team = await accounts.createTeam(account.id, "t");
+      collectionId = (await new CollectionsRepository(store.db).create(account.id, team.id, "c", []))!.id;
+      entities = new EntitiesRepository(store.db);
+    });
+    after(async () => {
+      await store?.close();
+      await testStore?.drop();
+    });
+
+    test("a run's sightings merge into one entity each, with alias groups and provenance", async () => {
+      await entities.stage(1, collectionId, {
+        entities: [
+          staged("DnsRecord", "www.a.test", { details: { records: { a: ["192.0.2.1"] } } }),
+          staged("IpAddress", "192.0.2.1", {
+            details: { resolutions: ["www.a.test"] },
+            aliases: [{ kind: "DnsRecord", name: "www.a.test" }],
+            depth: 2,
+            taskResult: {
+              name: "dns:DnsRecord:www.a.test",
+              task: "dns",
+              entity_type: "x",
+              entity_name: "www.a.test",
+              depth: 1,
+            },
+          }),
+          staged("DnsRecord", "mail.a.test"),
+        ],
+        findings: [finding("email_dmarc_missing", "a.test")],
+        notes: ["first"],
+      });
+      // A second task saw the address again, nearer the seed and in plain sight.
+      await entities.stage(1, collectionId, {
+        entities: [
+          staged("IpAddress", "192.0.2.1", {
+            details: { resolutions: ["a.test"], net_name: "Documentation" },
+            depth: 1,
+            ancestors: [{ name: "a.test", type: "Service::Entity::Domain" }],
+            taskResult: {
+              name: "dns:Domain:a.test",
+              task: "dns",
+              entity_type: "x",
+              entity_name: "a.test",
+              depth: 0,
+            },
+          }),
+        ],
+        findings: [finding("email_dmarc_missing", "a.test")],
+        notes: [],
+      });
+      assert.deepEqual(await entities.current(collectionId), [], "nothing is a result before finish");
+      const summary = await entities.finishRun(1, collectionId);
+      assert.deepEqual(summary, { entities: 3, findings: 1 });
+
+      const all = await entities.current(collectionId);
+      const address = all.find((e) => e.name === "192.0.2.1")!;
+      assert.deepEqual(address.details, { resolutions: ["www.a.test", "a.test"], net_name: "Documentation" });
+      assert.deepEqual(address.ancestors, [{ name: "a.test", type: "Service::Entity::Domain" }]);
+      assert.deepEqual(
+        address.taskResults.map((r) => r.name),
+        ["dns:DnsRecord:www.a.test", "dns:Domain:a.test"],
+      );
+      const www = all.find((e) => e.name === "www.a.test")!;
+      const mail = all.find((e) => e.name === "mail.a.test")!;
+      assert.equal(address.aliasGroup, www.aliasGroup);
+      assert.notEqual(mail.aliasGroup, www.aliasGroup);
+      assert.equal((await entities.currentFindings(collectionId)).length, 1);
+      assert.deepEqual(await entities.notes(1), ["first"]);
+      assert.equal((await entities.resultRun(collectionId))!.runId, 1);
+    });
+
+    test("a later run keeps first_seen and alias groups, moves last_seen, and recent is what is new", async () => {
+      const [before] = (await entities.current(collectionId)).filter((e) => e.name === "192.0.2.1");
+      await entities.stage(2, collectionId, {
+        entities: [staged("IpAddress", "192.0.2.1"), staged("DnsRecord", "new.a.test")],
+        findings: [],
+        notes: [],
+      });
+      await entities.finishRun(2, collectionId);
+      const now = await entities.current(collectionId);
+      assert.deepEqual(now.map((e) => e.name).sort(), ["192.0.2.1", "new.a.test"], "only what run 2 saw");
+      const address = now.find((e) => e.name === "192.0.2.1")!;
+      assert.equal(address.firstSeen, before.firstSeen);
+      assert.equal(address.firstRunId, 1);
+      assert.ok(address.lastSeen > before.lastSeen);
+      assert.equal(address.aliasGroup, before.aliasGroup);
+      const recent = await entities.current(collectionId, { firstSeenInRun: true });
+      assert.deepEqual(
+        recent.map((e) => e.name),
+        ["new.a.test"],
+      );
+      assert.deepEqual(await entities.currentFindings(collectionId), [], "run 2 raised nothing");
+    });
+
+    test("a run that never finishes leaves the previous results; its staging can be discarded", async () => {
+      await entities.stage(3, collectionId, {
+        entities: [staged("DnsRecord", "partial.a.test")],
+        findings: [],
+        notes: ["cancelled half-way"],
+      });
+      const names = (await entities.current(collectionId)).map((e) => e.name).sort();
+      assert.deepEqual(names, ["192.0.2.1", "new.a.test"]);
+      assert.equal(await entities.countCurrent(collectionId), 2);
+      await entities.discardStaging(3);
+      const left = await store.db.selectFrom("staged_entities").selectAll().where("run_id", "=", 3).execute();
+      assert.deepEqual(left, []);
+    });
+  });
+}
