@@ -48,9 +48,9 @@ describe("dashboard in Chromium", { skip }, () => {
     await submitKeys(t.admin.secretKey);
     await page.getByRole("heading", { name: "Collections", level: 1 }).waitFor();
     await page.getByText(/You have no collections yet/).waitFor();
-    const stored = await page.evaluate(() => sessionStorage.getItem("sightline.keys"));
+    const stored = await page.evaluate<string | null>("sessionStorage.getItem('sightline.keys')");
     assert.ok(stored?.includes(t.admin.accessKey), "the pair is kept in sessionStorage");
-    assert.equal(await page.evaluate(() => localStorage.length), 0, "nothing is kept beyond the session");
+    assert.equal(await page.evaluate<number>("localStorage.length"), 0, "nothing is kept beyond the session");
     await screenshot(page, "02-collections-empty");
   });
 
@@ -80,10 +80,7 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.equal(await badRow.count(), 1);
     assert.equal(await badRow.getAttribute("data-line"), "5");
     assert.match(await badRow.innerText(), /not recognised/);
-    assert.equal(
-      await page.evaluate(() => document.activeElement?.getAttribute("aria-label")),
-      "Type of line 5",
-    );
+    assert.equal(await page.locator(":focus").getAttribute("aria-label"), "Type of line 5");
     await screenshot(page, "03-new-collection-bad-line");
     const missing = await t.request("GET", "/api/collections/acme");
     assert.equal(missing.status, 404, "nothing was saved");
@@ -194,7 +191,7 @@ describe("dashboard in Chromium", { skip }, () => {
     await row.getByText("Weekly").waitFor();
     assert.match(await row.innerText(), /Weekly[\s\S]*6/);
     await page.keyboard.press("Tab");
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+    assert.equal(await page.locator(":focus").innerText(), "Skip to content");
     await screenshot(page, "07-collections");
   });
 
@@ -202,15 +199,14 @@ describe("dashboard in Chromium", { skip }, () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${t.url}/collections/acme/seeds`);
     await page.getByRole("heading", { name: "Seeds", level: 2, exact: true }).waitFor();
-    const overflow = await page.evaluate(() => {
+    // Runs in the page: how far it scrolls sideways, and the first elements sticking out (tables may scroll).
+    const overflow = await page.evaluate<{ by: number; wide: string[] }>(`(() => {
       const width = document.documentElement.clientWidth;
       const wide = [...document.querySelectorAll("body *")]
-        .filter(
-          (element) => element.getBoundingClientRect().right > width + 1 && !element.closest(".table-scroll"),
-        )
-        .map((element) => `${element.tagName.toLowerCase()}.${element.className}`);
+        .filter((element) => element.getBoundingClientRect().right > width + 1 && !element.closest(".table-scroll"))
+        .map((element) => element.tagName.toLowerCase() + "." + element.className);
       return { by: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5) };
-    });
+    })()`);
     assert.ok(overflow.by <= 1, `the page scrolls sideways by ${overflow.by}px: ${overflow.wide.join(", ")}`);
     await screenshot(page, "08-seeds-phone");
     await page.setViewportSize({ width: 1280, height: 860 });
@@ -219,7 +215,7 @@ describe("dashboard in Chromium", { skip }, () => {
   test("signing out forgets the keys", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    assert.equal(await page.evaluate(() => sessionStorage.getItem("sightline.keys")), null);
+    assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('sightline.keys')"), null);
   });
 
   test("a key pair revoked during the session leads back to sign-in with the API's sentence", async () => {
@@ -231,6 +227,6 @@ describe("dashboard in Chromium", { skip }, () => {
     await page.getByRole("link", { name: "acme" }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByText(/has been revoked/).waitFor();
-    assert.equal(await page.evaluate(() => sessionStorage.getItem("sightline.keys")), null);
+    assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('sightline.keys')"), null);
   });
 });

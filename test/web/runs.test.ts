@@ -113,11 +113,7 @@ describe("runs page in Chromium", { skip }, () => {
     assert.match(await dialog.innerText(), /Cancelled by admin\./);
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "hidden" });
-    assert.equal(
-      await page.evaluate(() => document.activeElement?.textContent),
-      "Run 2",
-      "focus returns to the row",
-    );
+    assert.equal(await page.locator(":focus").innerText(), "Run 2", "focus returns to the row");
   });
 
   test("the collection list shows the latest run", async () => {

@@ -21,6 +21,9 @@ describe("dashboard files from the API process", () => {
   after(async () => t?.close());
 
   const get = (path: string, init: RequestInit = {}) => fetch(`${t.url}${path}`, init);
+  /** The JSON envelope of an answer. */
+  const envelope = async (response: Response) =>
+    (await response.json()) as { success: boolean; message: string; error: { code: string } };
 
   test("/ and the dashboard's own paths answer index.html, uncached, with a strict CSP", async () => {
     for (const path of [
@@ -57,7 +60,7 @@ describe("dashboard files from the API process", () => {
     for (const path of ["/api/nothing-here", "/%61pi/collections/x/nothing", "/api/collections/x/runs//"]) {
       const anonymous = await get(path);
       assert.equal(anonymous.status, 401, `${path} asks for keys before saying anything else`);
-      assert.equal((await anonymous.json()).error.code, "unauthorized");
+      assert.equal((await envelope(anonymous)).error.code, "unauthorized");
     }
     const missing = await get("/api/nothing-here", {
       headers: { SERVICE_ACCESS_KEY: t.admin.accessKey, SERVICE_SECRET_KEY: t.admin.secretKey },
@@ -73,15 +76,15 @@ describe("dashboard files from the API process", () => {
     const docs = await get("/docs/");
     assert.equal(docs.status, 200);
     assert.doesNotMatch(await docs.text(), /<div id="app">/);
-    assert.equal((await (await get("/healthz")).json()).status, "ok");
+    assert.equal(((await (await get("/healthz")).json()) as { status: string }).status, "ok");
     for (const path of ["/healthz/x", "/%68ealthz/x", "/metrics/x"]) {
       const response = await get(path);
       assert.equal(response.status, 404, path);
-      assert.equal((await response.json()).error.code, "not_found", path);
+      assert.equal((await envelope(response)).error.code, "not_found", path);
     }
     const post = await get("/", { method: "POST" });
     assert.equal(post.status, 404);
-    assert.match((await post.json()).message, /There is no POST \/ endpoint/);
+    assert.match((await envelope(post)).message, /There is no POST \/ endpoint/);
   });
 
   test("paths that climb out of the build folder get the app, never a file from the disk", async () => {

@@ -38,3 +38,29 @@ export function cellText(value: unknown): string {
   if (typeof value === "object") return plural(Object.keys(value).length, "field");
   return String(value);
 }
+
+const ACRONYMS = new Set([
+  "api",
+  "asn",
+  "cpe",
+  "cve",
+  "cvss",
+  "cwe",
+  "dmarc",
+  "dns",
+  "http",
+  "id",
+  "ip",
+  "os",
+  "spf",
+  "tls",
+  "uri",
+  "url",
+]);
+
+/** A wire field name as a label: `net_country_code` → "Net country code", `asn` → "ASN". */
+export function fieldLabel(key: string): string {
+  const words = key.split("_").map((word) => (ACRONYMS.has(word.toLowerCase()) ? word.toUpperCase() : word));
+  const label = words.join(" ");
+  return label.charAt(0).toUpperCase() + label.slice(1);
+}

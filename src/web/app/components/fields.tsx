@@ -1,11 +1,6 @@
 /** Any JSON value shown as readable fields: scalars as text, lists as lists, objects as nested fields. */
 import type { ComponentChildren } from "preact";
-import { cellText } from "../format.ts";
-
-function humanise(key: string): string {
-  const words = key.replace(/_/g, " ");
-  return words[0].toUpperCase() + words.slice(1);
-}
+import { cellText, fieldLabel } from "../format.ts";
 
 export function Value({ value }: { value: unknown }): ComponentChildren {
   if (value === null || value === undefined || value === "") return <span class="muted">—</span>;
@@ -40,7 +35,7 @@ export function Fields({ data, skip = [] }: { data: Record<string, unknown>; ski
     <dl class="fields">
       {entries.map(([key, value]) => (
         <div key={key} class="field">
-          <dt>{humanise(key)}</dt>
+          <dt>{fieldLabel(key)}</dt>
           <dd>
             <Value value={value} />
           </dd>

@@ -6,7 +6,7 @@ import type { ComponentChildren } from "preact";
 import { collectionPath } from "../api.ts";
 import { BarChart, LineChart, type Series } from "../components/charts.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
-import { SEVERITIES, toNumber } from "../format.ts";
+import { fieldLabel, SEVERITIES, toNumber } from "../format.ts";
 import type { Host, Issue, Product } from "../model.ts";
 import { type Resource, useApi } from "../use-api.ts";
 
@@ -36,11 +36,6 @@ function ChartPanel({ title, children }: { title: string; children: ComponentChi
   );
 }
 
-function humanise(key: string): string {
-  const words = key.replace(/_/g, " ");
-  return words[0].toUpperCase() + words.slice(1);
-}
-
 /** The overview's top-level counts (plain or decimal-exponent numbers) as tiles. */
 function Tiles({ overview }: { overview: Overview }) {
   const counts = Object.entries(overview).filter(
@@ -53,7 +48,7 @@ function Tiles({ overview }: { overview: Overview }) {
       {counts.map(([key, value]) => (
         <li key={key} class="tile">
           <span class="tile-value">{toNumber(value).toLocaleString("en")}</span>
-          <span class="tile-label">{humanise(key)}</span>
+          <span class="tile-label">{fieldLabel(key)}</span>
         </li>
       ))}
     </ul>
@@ -78,7 +73,7 @@ function history(overview: Overview): { labels: string[]; series: Series[] } | u
   return {
     labels: points.map((point) => `Run ${point.run_id ?? point.run}`),
     series: fields.map((field) => ({
-      name: humanise(field),
+      name: fieldLabel(field),
       values: points.map((point) => toNumber(point[field])),
     })),
   };

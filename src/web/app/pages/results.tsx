@@ -8,7 +8,7 @@ import { collectionPath } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { Dialog } from "../components/dialog.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
-import { cellText, kindOf, severityName, toNumber } from "../format.ts";
+import { cellText, fieldLabel, kindOf, severityName, toNumber } from "../format.ts";
 import type {
   Application,
   Connection,
@@ -112,7 +112,7 @@ function genericColumns(rows: Row[]): Column<Row>[] {
       .every((row) => row[key] === undefined || Number.isFinite(toNumber(row[key])));
     return {
       id: key,
-      label: key === "key" ? "Name" : key.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase()),
+      label: key === "key" ? "Name" : fieldLabel(key),
       value: (row: Row) =>
         numeric ? toNumber(row[key]) : key === "type" ? kindOf(row[key]) : cellText(row[key]),
       render: (row: Row) => (key === "type" ? kindOf(row[key]) : cellText(row[key])),
