@@ -46,6 +46,7 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     await page.getByText(/The collection was created with 2 seeds/).waitFor();
     await page.getByRole("button", { name: "Run now" }).click();
     await page.getByText("Run 1 has been scheduled.").waitFor();
+    assert.equal(new URL(page.url()).search, "", "the note about creating it goes once the run is asked for");
     const run = page.locator("tbody tr").first();
     // Progress is polled: the task count shows while the run works, and the badge ends on finished.
     await run.getByText(/\d+ of \d+ tasks/).waitFor();

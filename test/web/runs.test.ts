@@ -72,6 +72,7 @@ describe("runs page in Chromium", { skip }, () => {
     work.release();
     await row(1).getByText("finished", { exact: true }).waitFor();
     await row(1).getByText("8 of 8 tasks").waitFor();
+    await page.getByText("Run 1 finished. Its results are in the overview and the sections above.").waitFor();
     assert.match(await row(1).innerText(), /forced/);
     assert.equal(
       await row(1)

@@ -10,7 +10,7 @@ import { Fields } from "../components/fields.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
 import { plural } from "../format.ts";
 import { ACTIVE_RUN, type Run } from "../model.ts";
-import { useLocation } from "../router.ts";
+import { navigate, useLocation } from "../router.ts";
 import { useApi } from "../use-api.ts";
 
 const POLL_MS = 2000;
@@ -58,6 +58,11 @@ export function RunsSection({ name }: { name: string }) {
     return () => clearTimeout(timer);
   }, [runs.data, runs.error, active, watchUntil, reload, tick]);
 
+  // The run started here: when it ends, say so where the user is looking.
+  const [watched, setWatched] = useState<string>();
+  const ended = (runs.data ?? []).find((run) => String(run.id) === watched && !ACTIVE_RUN.has(run.status));
+  const base = `/collections/${encodeURIComponent(name)}`;
+
   const runNow = async () => {
     setBusy(true);
     setActionError(undefined);
@@ -70,7 +75,9 @@ export function RunsSection({ name }: { name: string }) {
       setNotice(
         existing ? `Run ${id} is already under way; it is shown below.` : `Run ${id} has been scheduled.`,
       );
+      setWatched(String(id));
       setWatchUntil(Date.now() + 10_000);
+      if (created !== null) navigate(`/collections/${encodeURIComponent(name)}/runs`, { replace: true });
       await reload(true);
     } catch (error) {
       setActionError(sentence(error));
@@ -80,6 +87,7 @@ export function RunsSection({ name }: { name: string }) {
 
   const cancel = async (run: Run) => {
     setActionError(undefined);
+    setWatched(undefined);
     try {
       await post(collectionPath(name, `/runs/${encodeURIComponent(String(run.id))}/cancel`));
       setNotice(`Run ${run.id} has been cancelled.`);
@@ -163,10 +171,22 @@ export function RunsSection({ name }: { name: string }) {
           </span>
         )}
       </div>
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
+      {ended ? (
+        <p class={`notice ${ended.status === "finished" ? "success" : "error"}`} role="status">
+          Run {ended.id} {ended.status}
+          {ended.error ? `: ${ended.error}` : "."}{" "}
+          {ended.status === "finished" && (
+            <>
+              Its results are in the <a href={base}>overview</a> and the sections above.
+            </>
+          )}
         </p>
+      ) : (
+        notice && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        )
       )}
       {actionError && (
         <p class="notice error" role="alert">
