@@ -96,6 +96,27 @@ describe("dashboard in Chromium", { skip }, () => {
     );
   });
 
+  test("a team that is not the user's is refused with the API's sentence, beside the team field for a malformed one", async () => {
+    await page.getByLabel("Team").fill("999");
+    await page.getByRole("button", { name: "Create collection" }).click();
+    await page.getByText("Line 5:", { exact: false }).waitFor();
+    // The bad line still blocks; the team is the API's to judge once the seeds are good.
+    const text = await page.getByLabel("Seeds, one per line").inputValue();
+    await page.getByLabel("Seeds, one per line").fill(text.replace("Domain not a seed!\n", ""));
+    await page.getByRole("button", { name: "Create collection" }).click();
+    await page
+      .getByRole("alert")
+      .getByText("You are not a member of team 999; pick one of your teams.")
+      .waitFor();
+    await page.getByLabel("Team").fill("abc");
+    await page.getByRole("button", { name: "Create collection" }).click();
+    await page.locator("#collection-team-error").getByText("must be a whole number").waitFor();
+    assert.equal(await page.getByLabel("Team").getAttribute("aria-invalid"), "true");
+    assert.equal((await t.request("GET", "/api/collections/acme")).status, 404, "nothing was saved");
+    await page.getByLabel("Team").fill("");
+    await page.getByLabel("Seeds, one per line").fill(text);
+  });
+
   test("fixing the line creates the collection and opens its runs", async () => {
     const text = await page.getByLabel("Seeds, one per line").inputValue();
     await page.getByLabel("Seeds, one per line").fill(text.replace("Domain not a seed!\n", ""));
@@ -141,6 +162,21 @@ describe("dashboard in Chromium", { skip }, () => {
       6,
       "nothing deleted without the confirmation",
     );
+  });
+
+  test("seeds load from a file into the list", async () => {
+    await page.getByLabel("Or load them from a text or CSV file").setInputFiles({
+      name: "estate.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from("type,name\nDomain,upload.example\nNameserver,ns9.upload.example\n"),
+    });
+    assert.match(
+      await page.getByLabel("Seeds, one per line").inputValue(),
+      /Domain,upload\.example\nNameserver,ns9\.upload\.example/,
+    );
+    assert.match(await page.locator(".seed-summary").innerText(), /2 seeds ready \(1 Domain, 1 Nameserver\)/);
+    await page.getByRole("button", { name: "Add seeds" }).click();
+    await page.getByText(/Added 2 new seeds; the collection now has 8 seeds/).waitFor();
   });
 
   test("the scan rate is saved", async () => {
@@ -189,7 +225,7 @@ describe("dashboard in Chromium", { skip }, () => {
     await page.getByRole("link", { name: "acme" }).waitFor();
     const row = page.locator("tbody tr", { hasText: "acme" });
     await row.getByText("Weekly").waitFor();
-    assert.match(await row.innerText(), /Weekly[\s\S]*6/);
+    assert.match(await row.innerText(), /Weekly[\s\S]*8/);
     await page.keyboard.press("Tab");
     assert.equal(await page.locator(":focus").innerText(), "Skip to content");
     await screenshot(page, "07-collections");

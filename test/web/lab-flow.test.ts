@@ -67,6 +67,19 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     for (const port of www.ports)
       assert.match(ports, new RegExp(`\\b${port}/tcp`), `port ${port} of ${www.ip}`);
     await screenshot(page, "21-lab-hosts");
+    // Sorting by keyboard: the header is a button; Enter sorts, and the header says which way.
+    const byPorts = section().getByRole("button", { name: /^Open ports/ });
+    await byPorts.focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Enter");
+    assert.equal(
+      await section()
+        .getByRole("columnheader", { name: /^Open ports/ })
+        .getAttribute("aria-sort"),
+      "descending",
+    );
+    const most = Math.max(...lab.truth.hosts.map((host) => host.ports.length));
+    assert.equal((await section().locator("tbody tr td").first().innerText()).split(", ").length, most);
     await row.getByRole("button", { name: www.ip }).click();
     const dialog = page.getByRole("dialog", { name: `Host ${www.ip}` });
     await dialog.waitFor();
