@@ -8,21 +8,12 @@ import { resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { decodedPath } from "./auth.ts";
 
 export const WEB_ROOT = fileURLToPath(new URL("../web/dist/", import.meta.url));
 
 /** Paths that belong to the API, its reference and operations, never to the dashboard. */
 const NOT_DASHBOARD = /^\/(api|docs|healthz|metrics)(\/|$)/;
-
-/** The path as the router sees it (percent-escapes decoded), so `/%61pi/x` is not taken for the app's. */
-function decodedPath(url: string): string {
-  const path = url.split("?")[0];
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
 
 /**
  * The dashboard only loads its own files and talks to its own origin; the secret key sits in
@@ -93,6 +84,7 @@ export async function webRoutes(app: FastifyInstance, options: WebOptions = {}) 
 
   app.get("/*", { schema: { hide: true } }, async (request, reply) => {
     const pathname = request.url.split("?")[0];
+    // Decoded as the router does, so `/%61pi/x` is not taken for the dashboard's.
     if (NOT_DASHBOARD.test(decodedPath(request.url))) return reply.callNotFound();
     const file = pathname === "/" ? undefined : await builtFile(root, pathname);
     if (!file || file === "index.html") return sendIndex(reply);

@@ -20,7 +20,19 @@ export function chromiumSkipReason(): string | undefined {
   return `${reason}; skipping the browser tests (apt-get install -y chromium; they are required when CI is set)`;
 }
 
-export function launchChromium(): Promise<Browser> {
+/**
+ * A fresh browser on a built dashboard: Chromium, one page of a desktop-sized window, patient enough
+ * for a polling page (`timeoutMs` per wait).
+ */
+export async function openBrowser(timeoutMs = 10_000): Promise<{ browser: Browser; page: Page }> {
+  await ensureDashboardBuilt();
+  const browser = await launchChromium();
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  page.setDefaultTimeout(timeoutMs);
+  return { browser, page };
+}
+
+function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -5,25 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { chromiumSkipReason, ensureDashboardBuilt, launchChromium, screenshot, signIn } from "./browser.ts";
+import { chromiumSkipReason, openBrowser, screenshot, signIn } from "./browser.ts";
 
 const skip = chromiumSkipReason();
 
 describe("dashboard in Chromium", { skip }, () => {
   let t: TestServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
 
   before(async () => {
-    await ensureDashboardBuilt();
     t = await startTestServer("sqlite");
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    ({ browser, page } = await openBrowser());
   });
   after(async () => {
     await browser?.close();
@@ -71,7 +66,10 @@ describe("dashboard in Chromium", { skip }, () => {
           "Nameserver ns1.acme.example",
         ].join("\n"),
       );
-    assert.match(await page.locator(".seed-summary").innerText(), /4 seeds ready .*1 line needs attention/);
+    await page
+      .locator(".seed-summary")
+      .getByText(/4 seeds ready .*1 line needs attention/)
+      .waitFor();
     await page.getByRole("button", { name: "Create collection" }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor();
@@ -89,11 +87,11 @@ describe("dashboard in Chromium", { skip }, () => {
   test("a type chosen for a line is written into it and checked with the API's rules", async () => {
     // "not a seed!" cannot be any type; choosing Domain keeps it bad, with the API's own sentence.
     await page.getByLabel("Type of line 5").selectOption("Domain");
+    await page
+      .locator("tr.bad")
+      .getByText(/"not a seed!" is not a valid Domain: expected a domain name/)
+      .waitFor();
     assert.match(await page.getByLabel("Seeds, one per line").inputValue(), /^Domain not a seed!$/m);
-    assert.match(
-      await page.locator("tr.bad").innerText(),
-      /"not a seed!" is not a valid Domain: expected a domain name/,
-    );
   });
 
   test("a team that is not the user's is refused with the API's sentence, beside the team field for a malformed one", async () => {
@@ -170,11 +168,12 @@ describe("dashboard in Chromium", { skip }, () => {
       mimeType: "text/csv",
       buffer: Buffer.from("type,name\nDomain,upload.example\nNameserver,ns9.upload.example\n"),
     });
+    // The file is read asynchronously; the summary says when its lines are in.
+    await page.locator(".seed-summary").getByText("2 seeds ready (1 Domain, 1 Nameserver).").waitFor();
     assert.match(
       await page.getByLabel("Seeds, one per line").inputValue(),
       /Domain,upload\.example\nNameserver,ns9\.upload\.example/,
     );
-    assert.match(await page.locator(".seed-summary").innerText(), /2 seeds ready \(1 Domain, 1 Nameserver\)/);
     await page.getByRole("button", { name: "Add seeds" }).click();
     await page.getByText(/Added 2 new seeds; the collection now has 8 seeds/).waitFor();
   });
@@ -258,9 +257,10 @@ describe("dashboard in Chromium", { skip }, () => {
     const { accounts } = t.server.services;
     const key = await accounts.issueKey((await accounts.findUser("admin"))!.id);
     await signIn(page, `${t.url}/`, key);
-    await page.getByRole("link", { name: "acme" }).waitFor();
+    await page.locator("tbody tr", { hasText: "acme" }).getByText("Weekly").waitFor();
     await accounts.revokeKey(key.accessKey);
-    await page.getByRole("link", { name: "acme" }).click();
+    // The next request the dashboard makes — here, opening the collection by its address — is refused.
+    await page.goto(`${t.url}/collections/acme`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await page.getByText(/has been revoked/).waitFor();
     assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('sightline.keys')"), null);

@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { type Lab, startLab } from "../lab/index.ts";
-import { chromiumSkipReason, ensureDashboardBuilt, launchChromium, screenshot, signIn } from "./browser.ts";
+import { chromiumSkipReason, openBrowser, screenshot, signIn } from "./browser.ts";
 
 const skip = chromiumSkipReason();
 
@@ -19,16 +19,13 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
   let page: Page;
 
   before(async () => {
-    await ensureDashboardBuilt();
     lab = await startLab();
     t = await startTestServer("sqlite", {
       dnsServers: [lab.resolver],
       scanAllow: ["127.0.0.0/8"],
       timeoutMs: 1000,
     });
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ browser, page } = await openBrowser(15_000));
     await signIn(page, `${t.url}/collections/new`, t.admin);
   });
   after(async () => {
@@ -72,12 +69,7 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     await byPorts.focus();
     await page.keyboard.press("Enter");
     await page.keyboard.press("Enter");
-    assert.equal(
-      await section()
-        .getByRole("columnheader", { name: /^Open ports/ })
-        .getAttribute("aria-sort"),
-      "descending",
-    );
+    await section().locator('th[aria-sort="descending"]', { hasText: "Open ports" }).waitFor();
     const most = Math.max(...lab.truth.hosts.map((host) => host.ports.length));
     assert.equal((await section().locator("tbody tr td").first().innerText()).split(", ").length, most);
     await row.getByRole("button", { name: www.ip }).click();
@@ -103,6 +95,10 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     await page.keyboard.press("Escape");
     await page.getByLabel("Filter domains").fill("");
     await page.getByLabel("Zone transfer").selectOption("yes");
+    await section()
+      .locator(".table-count")
+      .getByText(/filtered out/)
+      .waitFor();
     const open = await section().locator("tbody tr").allInnerTexts();
     assert.ok(
       open.length > 0 && open.every((row) => row.includes("open.test")),

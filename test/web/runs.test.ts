@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { TestWork } from "../runs/fixtures/test-work.ts";
-import { chromiumSkipReason, ensureDashboardBuilt, launchChromium, screenshot, signIn } from "./browser.ts";
+import { chromiumSkipReason, openBrowser, screenshot, signIn } from "./browser.ts";
 
 const skip = chromiumSkipReason();
 
@@ -18,7 +18,6 @@ describe("runs page in Chromium", { skip }, () => {
   let page: Page;
 
   before(async () => {
-    await ensureDashboardBuilt();
     t = await startTestServer(
       "sqlite",
       {},
@@ -39,9 +38,7 @@ describe("runs page in Chromium", { skip }, () => {
       },
     });
     assert.equal(created.status, 200, created.text);
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.setDefaultTimeout(10_000);
+    ({ browser, page } = await openBrowser());
     await signIn(page, `${t.url}/collections/acme/runs`, t.admin);
   });
   after(async () => {
