@@ -146,6 +146,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: WebhookBody,
         response: { 200: Envelope(CreatedWebhook), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
       },
+      // A collection that is not yours is a 404 whatever the body: the body is judged after that.
+      attachValidation: true,
     },
     async (request) => {
       const collection = await visibleCollection(
@@ -153,6 +155,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.principal,
         request.params.collection_name,
       );
+      if (request.validationError) throw request.validationError;
       const body = request.body;
       const problem = await targets.urlProblem(body.url);
       if (problem) throw badRequest(`Webhook URL refused: ${problem}.`, [{ field: "url", message: problem }]);

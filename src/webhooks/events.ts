@@ -58,7 +58,9 @@ export class WebhookEvents {
     const hooks = (await this.#webhooks.list(collection.id)).filter(
       (hook) => hook.createdAt <= (run.finished_at ?? ""),
     );
-    const events = hooks.length > 0 ? await this.#events(run, collection, hooks) : [];
+    // Nothing to send, nothing to write: a collection without webhooks costs a run nothing here.
+    if (hooks.length === 0) return;
+    const events = await this.#events(run, collection, hooks);
     const enqueued = await this.#db.transaction().execute(async (trx) => {
       if (!(await this.#webhooks.claimRunEvents(trx, run.id))) return false;
       await this.#webhooks.enqueue(trx, events);
