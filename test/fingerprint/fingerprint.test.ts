@@ -11,6 +11,7 @@ import {
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
 import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import { identifyService } from "../../src/discovery/services.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
@@ -83,6 +84,7 @@ describe("web fingerprints", () => {
 });
 
 describe("banner fingerprints", () => {
+  const greeting = (bytes: string) => identifyService(3306, Buffer.from(bytes, "latin1")).banner;
   const cases: Array<[string, string, string]> = [
     [
       "SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.6\r\n",
@@ -106,9 +108,10 @@ describe("banner fingerprints", () => {
       "Postfix",
       "cpe:2.3:a:postfix:postfix:*:*:*:*:*:*:*:*",
     ],
-    ["J\0\0\0\n8.0.28\0\x08\0\0\0", "MySQL", "cpe:2.3:a:oracle:mysql:8.0.28:*:*:*:*:*:*:*"],
+    // MySQL protocol-10 greetings, as the port scan writes them down.
+    [greeting("J\0\0\0\n8.0.28\0\x08\0\0\0"), "MySQL", "cpe:2.3:a:oracle:mysql:8.0.28:*:*:*:*:*:*:*"],
     [
-      "n\0\0\0\n5.5.5-10.6.12-MariaDB-0ubuntu0.22.04.1\0",
+      greeting("n\0\0\0\n5.5.5-10.6.12-MariaDB-0ubuntu0.22.04.1\0"),
       "MariaDB",
       "cpe:2.3:a:mariadb:mariadb:10.6.12:*:*:*:*:*:*:*",
     ],
