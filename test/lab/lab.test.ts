@@ -40,19 +40,22 @@ describe("the lab", () => {
 
     test("every name answers exactly the record types and data of the truth", async () => {
       assert.ok(truth.names.length > 20);
-      await Promise.all(
-        truth.names.flatMap(({ name, types }) =>
-          COMPARED.filter((type) => type === "CNAME" || !types.includes("CNAME")).map(async (type) => {
-            const expected = recordsOf(name, type).map(asNodeAnswer);
-            if (expected.length === 0) {
-              await assert.rejects(resolver.resolve(name, type), { code: "ENODATA" }, `${type} ${name}`);
-            } else {
-              const actual = ((await resolver.resolve(name, type)) as unknown[]).map(withoutType);
-              assert.deepEqual(sorted(actual), sorted(expected), `${type} ${name}`);
-            }
-          }),
-        ),
-      );
+      // A few names at a time: a burst of more than ~256 datagrams overflows a UDP socket's default
+      // receive buffer, and the dropped queries would time out.
+      for (let i = 0; i < truth.names.length; i += 16)
+        await Promise.all(
+          truth.names.slice(i, i + 16).flatMap(({ name, types }) =>
+            COMPARED.filter((type) => type === "CNAME" || !types.includes("CNAME")).map(async (type) => {
+              const expected = recordsOf(name, type).map(asNodeAnswer);
+              if (expected.length === 0) {
+                await assert.rejects(resolver.resolve(name, type), { code: "ENODATA" }, `${type} ${name}`);
+              } else {
+                const actual = ((await resolver.resolve(name, type)) as unknown[]).map(withoutType);
+                assert.deepEqual(sorted(actual), sorted(expected), `${type} ${name}`);
+              }
+            }),
+          ),
+        );
     });
 
     test("the SOA names ns1 and its serial matches the truth", async () => {
@@ -220,7 +223,7 @@ describe("the lab", () => {
     });
 
     test("each HTTPS port serves the certificate of the truth", async () => {
-      assert.equal(truth.certificates.length, 4);
+      assert.equal(truth.certificates.length, 6);
       for (const expected of truth.certificates) {
         const { certificate } = await handshake(expected.ip, expected.port, expected.subjectCommonName);
         assert.equal(certificate.fingerprint256.replaceAll(":", "").toLowerCase(), expected.sha256);
@@ -243,6 +246,8 @@ describe("the lab", () => {
         ["api.acme.test", "ecdsa-p256", false, false],
         ["vpn.acme.test", "rsa-2048", true, false],
         ["dev.acme.test", "ecdsa-p256", false, true],
+        ["shop.globex.test", "ecdsa-p256", false, false],
+        ["status.globex.test", "ecdsa-p256", false, false],
       ]);
       for (const expected of truth.certificates) {
         const { authorized, error } = await handshake(

@@ -36,6 +36,7 @@ for (const { dialect, skip } of await dialects()) {
             { type: "Domain", name: "acme.test" },
             { type: "Domain", name: "open.test" },
             { type: "Domain", name: "wild.test" },
+            { type: "Domain", name: "globex.test" },
           ],
         },
       });
