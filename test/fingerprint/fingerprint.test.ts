@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import fc from "fast-check";
 import {
   detectionCpe,
   faviconHash,
@@ -10,6 +11,7 @@ import {
 } from "../../src/discovery/fingerprint/fingerprint.ts";
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
+import { requiredLiteral } from "../../src/discovery/fingerprint/web-rules.ts";
 import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
 import { identifyService } from "../../src/discovery/services.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
@@ -80,6 +82,56 @@ describe("web fingerprints", () => {
 
   it("finds nothing on a bare page", () => {
     assert.deepEqual(fingerprintHttp(evidence({})), []);
+  });
+});
+
+describe("the literal prefilter of technology patterns", () => {
+  it("takes the longest literal every match must contain", () => {
+    const cases: Array<[string, string | undefined]> = [
+      ["\\.activehosted\\.com", ".activehosted.com"],
+      ["Foo\\/Bar", "foo/bar"],
+      ["infinite-?scroll(?:\\.pkgd)?(?:\\.min)?\\.js", "infinite"],
+      ["/jquery(?:-(\\d+\\.\\d+\\.\\d+))[/.-]", "/jquery"],
+      ["abc?defg", "defg"],
+      ["wp-\\w+/plugins", "/plugins"],
+      ["ab{2}cde", "cde"],
+      ["x+yz", undefined],
+      ["(?:/yui/|yui\\.yahooapis\\.com)", undefined],
+      ["drupal|joomla", undefined],
+      ["[a-z]+\\d*", undefined],
+    ];
+    for (const [source, literal] of cases) assert.equal(requiredLiteral(source), literal, source);
+  });
+
+  it("never names a literal a match can lack", () => {
+    // Patterns built from parts, each with a string that matches it by construction.
+    const text = fc.stringMatching(/^[A-Za-z0-9/_-]{1,6}$/);
+    const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}/-]/g, "\\$&");
+    const part = fc.oneof(
+      text.map((t) => [escapeRegex(t), t] as const),
+      fc
+        .tuple(text, fc.boolean())
+        .map(([t, present]) => [`(?:${escapeRegex(t)})?`, present ? t : ""] as const),
+      fc.tuple(text, text).map(([a, b]) => [`(?:${escapeRegex(a)}|${escapeRegex(b)})`, b] as const),
+      fc
+        .tuple(text, fc.boolean())
+        .map(([t, present]) => [`${escapeRegex(t)}?`, present ? t : t.slice(0, -1)] as const),
+      fc.integer({ min: 1, max: 999 }).map((n) => ["\\d+", String(n)] as const),
+      text.map((t) => [".*", t] as const),
+      fc.constantFrom(["[a-z]", "q"] as const, ["\\.", "."] as const, ["x{0,2}", ""] as const),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), fc.option(text), (parts, other) => {
+        // Sometimes a top-level alternative the sample does not take.
+        const source = `${other === null ? "" : `${escapeRegex(other)}|`}${parts.map(([pattern]) => pattern).join("")}`;
+        const sample = parts.map(([, matching]) => matching).join("");
+        assert.ok(new RegExp(source, "i").test(sample), `${source} matches ${sample}`);
+        const literal = requiredLiteral(source);
+        if (literal)
+          assert.ok(sample.toLowerCase().includes(literal), `${sample} holds ${literal} (${source})`);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
