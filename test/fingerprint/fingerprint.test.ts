@@ -18,6 +18,7 @@ import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
+import { FINGERPRINT } from "../helpers/spec-fields.ts";
 import { createTestStore, type TestStore } from "../helpers/stores.ts";
 
 // One store with the shipped vulnerability database serves every test that looks CVEs up.
@@ -204,18 +205,7 @@ describe("spec fingerprints with CVEs", () => {
   it("has exactly the spec's fields, and infers CVEs only from precise versions", async () => {
     const detections = fingerprintHttp(evidence({ headers: [["server", "Apache/2.4.49"]] }));
     const [apache] = await toFingerprints(detections, new VulnerabilityRepository(store.db));
-    assert.deepEqual(Object.keys(apache.fingerprint).sort(), [
-      "cpe",
-      "inference",
-      "issue",
-      "match_details",
-      "match_type",
-      "product",
-      "tags",
-      "type",
-      "vendor",
-      "vulns",
-    ]);
+    assert.deepEqual(Object.keys(apache.fingerprint).sort(), FINGERPRINT);
     assert.equal(apache.fingerprint.type, "fingerprint");
     assert.equal(apache.fingerprint.inference, true);
     assert.equal(apache.fingerprint.issue, true);

@@ -8,95 +8,22 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { formatDecimalExponent, parseDecimalExponent } from "../../src/core/formats.ts";
-import { type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
+import { LAB_DOMAINS, type LabServer, startLabServer } from "../helpers/lab-server.ts";
+import type { Keys, TestServer } from "../helpers/server.ts";
+import {
+  APPLICATION,
+  APPLICATION_DETAILS,
+  FINGERPRINT,
+  ISSUE,
+  VULNERABILITY,
+} from "../helpers/spec-fields.ts";
 import { dialects } from "../helpers/stores.ts";
-import { type ApplicationTruth, type Lab, type LabTruth, startLab } from "../lab/index.ts";
+import type { ApplicationTruth, Lab, LabTruth } from "../lab/index.ts";
 import { inferredCveIssue } from "../lab/web-truth.ts";
 import { force, waitForRun } from "../runs/helpers.ts";
 
-const SEEDS = ["acme.test", "open.test", "wild.test", "globex.test"];
 const PATHS = ["applications", "issues", "products", "vulnerabilities", "connections"];
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
-
-/** The spec's Application `details` fields, every one. */
-const APPLICATION_DETAILS = [
-  "api_endpoint",
-  "asn",
-  "cloud_hosted",
-  "cloud_providers",
-  "code",
-  "content",
-  "cookies",
-  "fingerprint",
-  "forms",
-  "headers",
-  "host_id",
-  "ip_address",
-  "net_country_code",
-  "net_name",
-  "port",
-  "products",
-  "protocol",
-  "redirect_chain",
-  "request_hosts",
-  "response_data_hash",
-  "scoped",
-  "scripts",
-  "service",
-  "title",
-  "uri",
-];
-const APPLICATION = [
-  "alias_group",
-  "ancestors",
-  "details",
-  "first_seen",
-  "last_seen",
-  "name",
-  "organization",
-  "task_results",
-];
-const ISSUE = [
-  "alias_group_id",
-  "confidence",
-  "description",
-  "details",
-  "entity_name",
-  "entity_type",
-  "first_seen",
-  "id",
-  "last_seen",
-  "name",
-  "organization",
-  "pretty_name",
-  "scoped",
-  "severity",
-];
-const VULNERABILITY = [
-  "affected",
-  "count",
-  "cve",
-  "cvss_v2_score",
-  "cvss_v3_score",
-  "cwe",
-  "description",
-  "exploits",
-  "name",
-  "score",
-  "shortname",
-];
-const FINGERPRINT = [
-  "cpe",
-  "inference",
-  "issue",
-  "match_details",
-  "match_type",
-  "product",
-  "tags",
-  "type",
-  "vendor",
-  "vulns",
-];
 
 // biome-ignore lint/suspicious/noExplicitAny: items as the API answers them
 type Item = any;
@@ -138,6 +65,7 @@ for (const { dialect, skip } of await dialects()) {
     let truth: LabTruth;
     let t: TestServer;
     let stranger: Keys;
+    let server: LabServer;
     let expected: ApplicationTruth[];
     const read = async (path: string) => {
       const response = await t.request("GET", `/api/collections/lab/${path}`);
@@ -147,28 +75,12 @@ for (const { dialect, skip } of await dialects()) {
     };
 
     before(async () => {
-      lab = await startLab();
+      server = await startLabServer(dialect);
+      ({ lab, t, stranger } = server);
       truth = lab.truth;
-      expected = truth.applications.filter((app) => app.zone === null || SEEDS.includes(app.zone));
-      t = await startTestServer(dialect, {
-        dnsServers: [lab.resolver],
-        scanAllow: ["127.0.0.0/8"],
-        timeoutMs: 1000,
-        schedulerIntervalSeconds: 3600,
-      });
-      const { accounts } = t.server.services;
-      const account = (await accounts.findAccount("default"))!;
-      const team = await accounts.createTeam(account.id, "red");
-      stranger = await accounts.issueKey((await accounts.createUser(account.id, "mallory", team.id)).id);
-      const created = await t.request("POST", "/api/collections", {
-        body: { name: "lab", seeds: SEEDS.map((name) => ({ type: "Domain", name })) },
-      });
-      assert.equal(created.status, 200, created.text);
+      expected = truth.applications.filter((app) => app.zone === null || LAB_DOMAINS.includes(app.zone));
     });
-    after(async () => {
-      await t?.close();
-      await lab?.stop();
-    });
+    after(() => server?.close());
 
     test("before any finished run every web result is [], and 404 for a collection the user cannot see", async () => {
       for (const path of PATHS) {
@@ -400,36 +312,39 @@ for (const { dialect, skip } of await dialects()) {
           assert.equal(uri, request.url);
           assert.equal(status, "200");
         }
-        assert.equal(
-          on("http://legacy.globex.test:80", "exposed_git_repository").uri,
-          "http://legacy.globex.test/.git/HEAD",
-        );
-        assert.equal(
-          on("http://legacy.globex.test:80", "exposed_git_repository").head,
-          "ref: refs/heads/master",
-        );
-        assert.equal(
-          on("http://legacy.globex.test:80", "directory_listing").uri,
-          "http://legacy.globex.test/",
-        );
-        assert.deepEqual(on("http://legacy.globex.test:80", "server_version_disclosure").headers_disclosed, [
-          "server: Apache/2.4.49 (Unix)",
-        ]);
-        const cookie = on("https://shop.globex.test:443", "insecure_cookie");
-        assert.equal(cookie.cookie, "cart_id");
-        assert.deepEqual(cookie.missing, ["Secure", "HttpOnly"]);
-        assert.equal(
-          on("https://shop.globex.test:443", "missing_hsts_header").uri,
-          "https://shop.globex.test/",
-        );
-        assert.equal(
-          on("http://blog.globex.test:80", "login_form_without_tls").insecure_resource_url,
-          "http://blog.globex.test/wp-login.php",
-        );
-        assert.equal(
-          on("http://portal.globex.test:80", "login_form_without_tls").insecure_resource_url,
-          "http://portal.globex.test/Account/Login.aspx",
-        );
+        const proofs: Array<[string, string, string, unknown]> = [
+          [
+            "http://legacy.globex.test:80",
+            "exposed_git_repository",
+            "uri",
+            "http://legacy.globex.test/.git/HEAD",
+          ],
+          ["http://legacy.globex.test:80", "exposed_git_repository", "head", "ref: refs/heads/master"],
+          ["http://legacy.globex.test:80", "directory_listing", "uri", "http://legacy.globex.test/"],
+          [
+            "http://legacy.globex.test:80",
+            "server_version_disclosure",
+            "headers_disclosed",
+            ["server: Apache/2.4.49 (Unix)"],
+          ],
+          ["https://shop.globex.test:443", "insecure_cookie", "cookie", "cart_id"],
+          ["https://shop.globex.test:443", "insecure_cookie", "missing", ["Secure", "HttpOnly"]],
+          ["https://shop.globex.test:443", "missing_hsts_header", "uri", "https://shop.globex.test/"],
+          [
+            "http://blog.globex.test:80",
+            "login_form_without_tls",
+            "insecure_resource_url",
+            "http://blog.globex.test/wp-login.php",
+          ],
+          [
+            "http://portal.globex.test:80",
+            "login_form_without_tls",
+            "insecure_resource_url",
+            "http://portal.globex.test/Account/Login.aspx",
+          ],
+        ];
+        for (const [application, name, field, value] of proofs)
+          assert.deepEqual(on(application, name)[field], value, `${name} on ${application}: ${field}`);
       });
 
       test("CVEs inferred from product versions are potential issues naming the product", () => {
@@ -470,7 +385,7 @@ for (const { dialect, skip } of await dialects()) {
         const has = (name: string, entity: string) =>
           issues.some((issue) => issue.name === name && issue.entity_name === entity);
         for (const { name } of truth.danglingCnames) assert.ok(has("dns_dangling_cname", name), name);
-        const zones = truth.zones.filter((zone) => !zone.reverse && SEEDS.includes(zone.name));
+        const zones = truth.zones.filter((zone) => !zone.reverse && LAB_DOMAINS.includes(zone.name));
         for (const zone of zones) {
           const txt = (owner: string) =>
             zone.records.filter((r) => r.type === "TXT" && r.name === owner).map((r) => String(r.data));
