@@ -76,7 +76,7 @@ const wantsTls = (exchange: HttpExchange) =>
   /sent to HTTPS port|speaking plain HTTP to an SSL-enabled/i.test(exchange.body.toString("utf8", 0, 2048));
 
 /**
- * Probes one host:port, trying the likely scheme first, then the other. Answers the application, or
+ * Probes one host:port, trying the given or likely scheme first, then the other. Answers the application, or
  * undefined when nothing web-like answered.
  */
 export async function probeWebTarget(
@@ -96,10 +96,9 @@ export async function probeWebTarget(
     mayTouch: options.mayTouch,
   });
   try {
+    // A port speaks one protocol whatever a URI says: the given (or likely) scheme first, then the other.
     const preferred = target.scheme ?? (TLS_FIRST.has(target.port) ? "https" : "http");
-    const schemes: Array<WebTarget["scheme"]> = target.scheme
-      ? [target.scheme]
-      : [preferred, preferred === "https" ? "http" : "https"];
+    const schemes: Array<WebTarget["scheme"]> = [preferred, preferred === "https" ? "http" : "https"];
     for (const scheme of schemes) {
       if (options.signal.aborted) return undefined;
       const url = `${applicationName({ scheme, host: target.host, port: target.port })}/`;
@@ -109,8 +108,7 @@ export async function probeWebTarget(
       } catch {
         continue;
       }
-      if (scheme === "http" && wantsTls(result.final) && schemes.includes("https") && !target.scheme)
-        continue;
+      if (scheme === "http" && wantsTls(result.final)) continue;
       return await describe({ ...target, scheme }, result, client, options.cves);
     }
     return undefined;

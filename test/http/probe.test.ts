@@ -308,9 +308,13 @@ describe("web probing", () => {
     assert.deepEqual(ctx.entities, []);
   });
 
-  it("probes a Uri entity as given", async () => {
+  it("probes a Uri entity, its scheme first", async () => {
     const ctx = context();
     await createHttpModule().run({ kind: "Uri", name: `http://127.0.0.1:${servers.cleanHttp.port}/` }, ctx);
     assert.equal(ctx.entities[0]?.details?.title, "Hello");
+    // The port speaks TLS whatever the URI says: it is the same application as its service.
+    const wrong = context();
+    await createHttpModule().run({ kind: "Uri", name: `http://127.0.0.1:${servers.weakTls.port}/` }, wrong);
+    assert.equal(wrong.entities[0]?.name, `https://127.0.0.1:${servers.weakTls.port}`);
   });
 });
