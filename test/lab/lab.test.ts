@@ -239,6 +239,24 @@ describe("the lab", () => {
       }
     });
 
+    test("every web application of the truth answers as the truth says, by address and by name", async () => {
+      const byName = new Map(truth.applications.map((app) => [app.name, app]));
+      assert.equal(byName.size, truth.applications.length, "one application per scheme, host and port");
+      for (const app of truth.applications) {
+        const response = await httpGet(`${app.scheme}://${app.ip}:${app.port}/`, app.host);
+        assert.equal(response.statusCode, 200, app.name);
+        assert.ok(response.body.includes(`<title>${app.title}</title>`), `${app.name}: ${app.title}`);
+        for (const party of app.thirdParties)
+          assert.ok(response.body.includes(`https://${party.host}/`), `${app.name} loads from ${party.host}`);
+      }
+      // One address, three sites: the Host header picks one.
+      const portal = byName.get("http://portal.globex.test:80")!;
+      const titles = truth.applications.filter((app) => app.ip === portal.ip).map((app) => app.title);
+      assert.deepEqual(titles.sort(), ["Globex Corporation", "Globex Employee Portal", "Welcome to nginx!"]);
+      const legacy = byName.get("http://legacy.globex.test:80")!;
+      assert.equal((await httpGet(`http://${legacy.ip}/.git/HEAD`)).body, "ref: refs/heads/master\n");
+    });
+
     test("the certificates are CA-signed, expired and self-signed as labelled", async () => {
       const kinds = truth.certificates.map((c) => [c.subjectCommonName, c.keyType, c.selfSigned, c.expired]);
       assert.deepEqual(kinds, [
@@ -472,12 +490,14 @@ function greeting(ip: string, port: number): Promise<string> {
   return talk(ip, port);
 }
 
-function httpGet(url: string): Promise<IncomingMessage & { body: string }> {
+/** GET a URL, optionally for another host than the URL's (a name-based virtual host, by Host and SNI). */
+function httpGet(url: string, host?: string): Promise<IncomingMessage & { body: string }> {
   const request = url.startsWith("https:") ? httpsRequest : httpRequest;
+  const named = host && !/^[\d.]+$/.test(host) ? { headers: { host }, servername: host } : {};
   return new Promise((resolve, reject) => {
     request(
       url,
-      { agent: false, rejectUnauthorized: false, signal: AbortSignal.timeout(3000) },
+      { agent: false, rejectUnauthorized: false, signal: AbortSignal.timeout(3000), ...named },
       (response) => {
         let body = "";
         response.setEncoding("utf8");
