@@ -277,31 +277,48 @@ export class DiscoveryEngine implements RunWork {
     }
     if (newNames.size === 0 && newServices.size === 0) return [];
     const { entities } = this.#dependencies;
-    const knownServices = await entities.staged(run.id, "NetworkService", {
+    const knownServices = await entities.staged(run.id, ["NetworkService"], {
       prefixes: [...newNames.keys()].map(servicePrefix),
     });
-    const knownNames = await entities.staged(run.id, "IpAddress", { names: [...newServices.keys()] });
+    const knownNames = await entities.staged(run.id, ["IpAddress"], { names: [...newServices.keys()] });
 
-    const pairs: Array<[StagedSighting | StagedEntity, string]> = [];
+    const pairs: Array<{ service: StagedSighting | StagedEntity; address: string; name: string }> = [];
     for (const service of knownServices) {
       const address = serviceAddress(service);
-      for (const name of (address && newNames.get(address)) ?? [])
-        if (service.scoped) pairs.push([service, name]);
+      if (!address || !service.scoped) continue;
+      for (const name of newNames.get(address) ?? []) pairs.push({ service, address, name });
     }
-    for (const address of knownNames) {
-      const names = strings(address.details.resolutions).filter((name) => virtualHostName(name, scope));
-      for (const service of newServices.get(address.name) ?? [])
-        for (const name of names) pairs.push([service, name]);
+    for (const { name: address, details } of knownNames) {
+      const names = strings(details.resolutions).filter((name) => virtualHostName(name, scope));
+      for (const service of newServices.get(address) ?? [])
+        for (const name of names) pairs.push({ service, address, name });
     }
-    return pairs.flatMap(([service, name]) => {
+    if (pairs.length === 0) return [];
+    // An application is reached from its name: the name's own provenance, then the address it resolves to.
+    const provenance = new Map<string, StagedSighting>();
+    for (const sighting of await entities.staged(run.id, [...NAME_KINDS], {
+      names: [...new Set(pairs.map((pair) => pair.name))],
+    })) {
+      const known = provenance.get(sighting.name);
+      if (!known || sighting.depth < known.depth) provenance.set(sighting.name, sighting);
+    }
+    return pairs.flatMap(({ service, address, name }) => {
       const entity: FoundEntity = {
         kind: "NetworkService",
         name: service.name,
         details: { ...service.details, hostname: name },
       };
+      const via = provenance.get(name);
+      const ancestors = via
+        ? [
+            ...via.ancestors,
+            { name, type: entityTypeName(via.kind as EntityKind) },
+            { name: address, type: entityTypeName("IpAddress") },
+          ]
+        : service.ancestors;
       return modules
         .filter((module) => module.consumes.includes("NetworkService"))
-        .flatMap((module) => this.#task(module, entity, service.depth, service.ancestors));
+        .flatMap((module) => this.#task(module, entity, service.depth, ancestors));
     });
   }
 

@@ -330,21 +330,21 @@ export class EntitiesRepository {
   }
 
   /**
-   * What a run has staged so far about entities of one kind, each entity's sightings merged: those named
+   * What a run has staged so far about entities of some kinds, each entity's sightings merged: those named
    * in `names`, or whose name starts with one of `prefixes` (the services of an address: "1.2.3.4:").
    */
   async staged(
     runId: number,
-    kind: string,
+    kinds: string[],
     filter: { names: string[] } | { prefixes: string[] },
   ): Promise<StagedSighting[]> {
     const values = "names" in filter ? filter.names : filter.prefixes;
     if (values.length === 0) return [];
     const rows = await this.db
       .selectFrom("staged_entities")
-      .select(["name", "details", "scoped", "depth", "ancestors"])
+      .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
       .where("run_id", "=", runId)
-      .where("kind", "=", kind)
+      .where("kind", "in", kinds)
       .where((eb) =>
         "names" in filter
           ? eb("name", "in", filter.names)
@@ -356,10 +356,11 @@ export class EntitiesRepository {
     const merged = new Map<string, StagedSighting>();
     for (const row of rows) {
       const details = JSON.parse(row.details) as Details;
-      const previous = merged.get(row.name);
+      const key = keyOf(row.kind, row.name);
+      const previous = merged.get(key);
       if (!previous) {
-        merged.set(row.name, {
-          kind,
+        merged.set(key, {
+          kind: row.kind,
           name: row.name,
           details,
           scoped: row.scoped === 1,

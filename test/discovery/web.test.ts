@@ -62,6 +62,15 @@ describe("web discovery on the lab", () => {
         .sort(),
       "the URI seed is not an application of its own",
     );
+    // A virtual host is reached from its name, whatever led to the service first.
+    const portal = applications.find((app) => app.name === "http://portal.globex.test:80")!;
+    const ip = portal.details.ip_address;
+    assert.deepEqual(portal.ancestors, [
+      { name: "globex.test", type: "Service::Entity::Domain" },
+      { name: "portal.globex.test", type: "Service::Entity::DnsRecord" },
+      { name: ip, type: "Service::Entity::IpAddress" },
+      { name: `${ip}:80/tcp`, type: "Service::Entity::NetworkService" },
+    ]);
     const blog = applications.find((app) => app.name === "http://blog.globex.test:80")!;
     assert.equal(blog.details.title, "Globex Blog");
     assert.ok(
