@@ -1,5 +1,6 @@
 /**
- * Collection results: hosts, domains, netblocks and recent entities of the latest finished run. Before
+ * Collection results: hosts, domains, netblocks, recent entities, applications, issues, products,
+ * vulnerabilities and connections of the latest finished run. Before
  * any run has finished they are empty (`{}` for hosts, `[]` otherwise). Lists answer everything by
  * default; `limit`/`offset` page them, with X-Total-Count and a Link header to the next page, so the
  * body keeps the spec's shape.
@@ -7,17 +8,19 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TSchema, Type } from "typebox";
+import { ApplicationItem, applicationsView } from "../results/applications.ts";
+import { ConnectionItem, connectionsView } from "../results/connections.ts";
 import { domainsView } from "../results/domains.ts";
+import { DecimalExponent, EntityType, Timestamp } from "../results/formats.ts";
 import { hostsView } from "../results/hosts.ts";
+import { IssueItem, issuesView } from "../results/issues.ts";
 import { netblocksView } from "../results/netblocks.ts";
+import { ProductItem, productsView } from "../results/products.ts";
 import { recentView } from "../results/recent.ts";
+import { VulnerabilityItem, vulnerabilitiesView } from "../results/vulnerabilities.ts";
+import { VulnerabilityRepository } from "../vulns/repository.ts";
 import { visibleCollection } from "./collections.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
-
-const Timestamp = Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" });
-const DecimalExponent = (description: string) =>
-  Type.String({ description: `${description}, as a decimal-exponent number (e.g. "0.443e3")` });
-const EntityType = Type.String({ description: "Service::Entity::<Kind>" });
 
 const Geolocation = Type.Object(
   {
@@ -128,14 +131,19 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: PageQue
 
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { collections, entities } = app.services;
+  const vulnerabilityDatabase = new VulnerabilityRepository(app.services.store.db);
   const tags = ["Results"];
 
+  /**
+   * A result route. With `count`, `read` answers one page; without, `read` answers the whole list
+   * (a result computed over many entities, such as products) and the route pages it.
+   */
   const route = <T extends TSchema>(
     path: string,
     summary: string,
     description: string,
     result: T,
-    count: (collectionId: number) => Promise<number>,
+    count: ((collectionId: number) => Promise<number>) | undefined,
     read: (collectionId: number, page: PageQuery) => Promise<unknown>,
   ) =>
     app.get(
@@ -157,6 +165,13 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           request.params.collection_name,
         );
         const page = request.query;
+        if (!count) {
+          const all = (await read(collection.id, {})) as unknown[];
+          pageHeaders(request, reply, page, all.length);
+          const offset = page.offset ?? 0;
+          const result = all.slice(offset, page.limit === undefined ? undefined : offset + page.limit);
+          return { success: true as const, message: "success" as const, result: result as never };
+        }
         pageHeaders(request, reply, page, await count(collection.id));
         return {
           success: true as const,
@@ -197,5 +212,45 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     Type.Array(Entity),
     (id) => entities.countCurrent(id, { firstSeenInRun: true }),
     (id, page) => recentView(entities, id, page),
+  );
+  route(
+    "applications",
+    "Applications: every web application, by scheme, host and port, with what its front page shows",
+    `One item per application: each web port of each address and of each name resolving to it (name-based virtual hosts answer differently). \`details\` holds what the probe saw (status, title, headers, cookies, redirects, scripts, forms, content checks, fingerprints with CPEs and CVEs) and where the application sits on the network. \`[]\` before any run has finished.${NETWORK_DATA}`,
+    Type.Array(ApplicationItem),
+    undefined,
+    (id) => applicationsView(entities, id),
+  );
+  route(
+    "issues",
+    "Issues: every weakness found, with its proof",
+    "Web checks (directory listing, exposed .git, missing HSTS, insecure cookies, login forms over HTTP, version disclosure), CVEs inferred from product versions (`inferred_cve_YYYY_NNNNN`, confidence `potential`), DNS and mail (dangling CNAME, open zone transfer, missing SPF, DMARC or CAA) and TLS (expired or self-signed certificates, deprecated protocols). Most severe first. `[]` before any run has finished.",
+    Type.Array(IssueItem),
+    (id) => entities.countCurrentFindings(id),
+    (id, page) => issuesView(entities, id, page),
+  );
+  route(
+    "products",
+    "Products: every product seen on the collection's applications and services, with how many run it",
+    "One item per product and version (a product seen without a version is its own item); `count` is an integer written as a string. Most common first. `[]` before any run has finished.",
+    Type.Array(ProductItem),
+    undefined,
+    (id) => productsView(entities, id),
+  );
+  route(
+    "vulnerabilities",
+    "Vulnerabilities: the CVEs of the product versions found, with the applications and services they affect",
+    "From the local vulnerability database (`sightline vulndb import` loads NVD and CISA KEV; a small seed ships). `exploits` lists the CISA KEV entry of a CVE known to be exploited. Highest score first. `[]` before any run has finished.",
+    Type.Array(VulnerabilityItem),
+    undefined,
+    (id) => vulnerabilitiesView(entities, id, vulnerabilityDatabase),
+  );
+  route(
+    "connections",
+    "Connections: the third parties the collection's surface depends on",
+    "One item per third party (by registrable domain) outside the collection's seeds: hosts its applications load scripts or other resources from, or redirect to, and the mail (MX) and DNS (NS) providers of its names. Most used first. `[]` before any run has finished.",
+    Type.Array(ConnectionItem),
+    undefined,
+    (id) => connectionsView(entities, collections, id),
   );
 };

@@ -6,6 +6,10 @@
  */
 import { getDomain } from "tldts";
 import { Type } from "typebox";
+import { Scope } from "../discovery/scope.ts";
+import type { CollectionsRepository } from "../store/collections.ts";
+import type { EntitiesRepository } from "../store/entities.ts";
+import { DOMAIN_KINDS } from "./domains.ts";
 import { type ResultEntity, strings } from "./web-entities.ts";
 
 export const CONNECTION_KINDS = ["script", "web_resource", "redirect", "mail", "dns"] as const;
@@ -29,9 +33,16 @@ const hostOf = (url: string) => {
   }
 };
 
+/** The host names of a name's MX ("10 mail.example.com") and NS records, as the DNS module keeps them. */
+function mailAndDnsHosts(details: Record<string, unknown>) {
+  const records = (details.records ?? {}) as Record<string, unknown>;
+  const host = (value: string) => value.trim().split(/\s+/).at(-1)!.toLowerCase().replace(/\.$/, "");
+  return { mx: strings(records.mx).map(host), ns: strings(records.ns).map(host) };
+}
+
 /**
  * `inScope` says whether a host name belongs to the collection (its seeds and what lies under them).
- * Domain entities contribute their `mx` and `ns` details when present (lists of host names).
+ * Names contribute the hosts of their MX and NS records.
  */
 export function buildConnections(entities: Iterable<ResultEntity>, inScope: (host: string) => boolean) {
   const groups = new Map<string, { kinds: Set<ConnectionKind>; hosts: Set<string>; users: Set<string> }>();
@@ -53,11 +64,10 @@ export function buildConnections(entities: Iterable<ResultEntity>, inScope: (hos
       for (const host of strings(entity.details.request_hosts))
         if (!scriptHosts.has(host)) add(host, "web_resource", entity.name);
       for (const url of strings(entity.details.redirect_chain)) add(hostOf(url), "redirect", entity.name);
-    } else if (entity.kind === "Domain" || entity.kind === "DnsRecord") {
-      for (const host of strings(entity.details.mx))
-        add(host.toLowerCase().replace(/\.$/, ""), "mail", entity.name);
-      for (const host of strings(entity.details.ns))
-        add(host.toLowerCase().replace(/\.$/, ""), "dns", entity.name);
+    } else if (DOMAIN_KINDS.includes(entity.kind)) {
+      const { mx, ns } = mailAndDnsHosts(entity.details);
+      for (const host of mx) add(host, "mail", entity.name);
+      for (const host of ns) add(host, "dns", entity.name);
     }
   }
   return [...groups]
@@ -69,4 +79,17 @@ export function buildConnections(entities: Iterable<ResultEntity>, inScope: (hos
       used_by: [...group.users].sort(),
     }))
     .sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+}
+
+export async function connectionsView(
+  entities: EntitiesRepository,
+  collections: CollectionsRepository,
+  collectionId: number,
+) {
+  const [found, seeds] = await Promise.all([
+    entities.current(collectionId, { kinds: ["Uri", ...DOMAIN_KINDS] }),
+    collections.seeds(collectionId),
+  ]);
+  const scope = new Scope(seeds, { scanAllow: [], scanDeny: [] });
+  return buildConnections(found, (host) => scope.coversName(host));
 }

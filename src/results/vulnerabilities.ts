@@ -3,8 +3,9 @@
  * the CISA KEV entry as its known exploitation, and the applications and services it affects.
  */
 import { Type } from "typebox";
+import type { EntitiesRepository } from "../store/entities.ts";
 import type { MatchedCve } from "../vulns/repository.ts";
-import { carriesProducts, fingerprintsOf, type ResultEntity } from "./web-entities.ts";
+import { carriesProducts, fingerprintsOf, PRODUCT_KINDS, type ResultEntity } from "./web-entities.ts";
 
 export const Exploit = Type.Object({
   source: Type.Literal("CISA KEV"),
@@ -72,4 +73,12 @@ export async function buildVulnerabilities(
       ];
     })
     .sort((a, b) => b.score - a.score || b.count - a.count || a.cve.localeCompare(b.cve));
+}
+
+export async function vulnerabilitiesView(
+  entities: EntitiesRepository,
+  collectionId: number,
+  cves: { cvesById(ids: string[]): Promise<Map<string, MatchedCve>> },
+) {
+  return buildVulnerabilities(await entities.current(collectionId, { kinds: [...PRODUCT_KINDS] }), cves);
 }
