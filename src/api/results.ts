@@ -9,11 +9,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
+import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
 import { entityFields } from "../results/common.ts";
+import { ConnectionItem, connectionsOf } from "../results/connections.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
 import { domainItems } from "../results/domains.ts";
+import { DecimalExponent, EntityType, Timestamp } from "../results/formats.ts";
 import { type Host as HostValue, hostEntries } from "../results/hosts.ts";
-import { IssueItem, issueOf } from "../results/issues.ts";
+import { IssueItem, issueItems } from "../results/issues.ts";
 import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
 import { Overview, overview } from "../results/overview.ts";
 import { ProductItem } from "../results/products.ts";
@@ -38,11 +41,6 @@ import type { CollectionRow } from "../store/collections.ts";
 import { VulnerabilityRepository } from "../vulns/repository.ts";
 import { visibleCollection } from "./collections.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
-
-const Timestamp = Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" });
-const DecimalExponent = (description: string) =>
-  Type.String({ description: `${description}, as a decimal-exponent number (e.g. "0.443e3")` });
-const EntityType = Type.String({ description: "Service::Entity::<Kind>" });
 
 const Geolocation = Type.Object(
   {
@@ -416,6 +414,19 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     toItem: entityFields,
   });
   list({
+    path: "applications",
+    summary: "Applications: every web application, by scheme, host and port, with what its front page shows",
+    description: `One item per application, in name order: each web port of each address and of each name resolving to it (name-based virtual hosts answer differently). \`details\` holds what the probe saw (status, title, headers, cookies, redirects, scripts, forms, content checks, fingerprints with CPEs and CVEs) and where the application sits on the network. \`[]\` before any run has finished.${NETWORK_DATA}`,
+    item: ApplicationItem,
+    filters: ["port", "product"],
+    parameters: {
+      q: "Case-insensitive substring of the application's address.",
+      port: "Only applications on this port.",
+    },
+    count: ({ run, entityFilters }) => queries.countEntities(run, { ...entityFilters, ...APPLICATIONS }),
+    items: ({ run, entityFilters, page }) => applicationItems(queries, run, entityFilters, page),
+  });
+  list({
     path: "issues",
     summary: "Issues: every weakness found, with its proof",
     description:
@@ -424,9 +435,8 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     filters: ["severity"],
     parameters: { q: "Case-insensitive substring of the issue's name, pretty name or entity name." },
     count: ({ run, findingFilters }) => queries.countFindings(run, findingFilters),
-    items: async function* ({ run, findingFilters, page }) {
-      for await (const row of queries.findings(run, findingFilters, page)) yield issueOf(row);
-    },
+    items: ({ run, findingFilters, page }) =>
+      run ? issueItems(queries, run, queries.findings(run, findingFilters, page)) : empty(),
   });
   list({
     path: "products",
@@ -466,6 +476,41 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
   });
+
+  list({
+    path: "connections",
+    summary: "Connections: the third parties the collection's surface depends on",
+    description:
+      "One item per third party (by registrable domain) outside the collection's seeds: hosts its applications load scripts or other resources from, or redirect to, and the mail (MX) and DNS (NS) providers of its names. Most used first. Computed from the scoped names and applications as of the run (held per third party, not per entity). `[]` before any run has finished.",
+    item: ConnectionItem,
+    parameters: {
+      q: "Case-insensitive substring of the third party's name.",
+      scoped: "Accepted for symmetry; connections are always computed from the scoped surface.",
+      hidden: "Accepted for symmetry; connections are not hidden.",
+    },
+    count: async (context) => (await connectionsFor(context)).length,
+    items: async function* (context) {
+      const all = await connectionsFor(context);
+      const start = context.page.offset ?? 0;
+      yield* all.slice(start, context.page.limit === undefined ? undefined : start + context.page.limit);
+    },
+  });
+
+  /** The connections of a request, computed once for its count and its items. */
+  const connections = new WeakMap<ListContext, Promise<unknown[]>>();
+  const connectionsFor = (context: ListContext) => {
+    let found = connections.get(context);
+    if (!found) {
+      found = collections
+        .seeds(context.collection.id)
+        .then((seeds) => connectionsOf(queries, context.run, seeds))
+        .then((all) =>
+          context.query.q ? all.filter((item) => item.name.includes(context.query.q!.toLowerCase())) : all,
+        );
+      connections.set(context, found);
+    }
+    return found;
+  };
 
   app.get(
     "/:collection_name/overview",
@@ -530,9 +575,11 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendBody(
         request,
         reply,
-        diffBody(queries, run, previous, { entity: Entity, issue: IssueItem }, issueOf),
+        diffBody(queries, run, previous, { entity: Entity, issue: IssueItem }),
         "json",
       );
     },
   );
 };
+
+async function* empty(): AsyncGenerator<never> {}

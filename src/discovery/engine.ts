@@ -11,6 +11,7 @@
  * of an address keep their parent's depth, so a depth limit cuts chains of names, not views of a host.
  */
 import type { Config } from "../config.ts";
+import { strings } from "../core/details.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
 import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../runs/work.ts";
@@ -20,6 +21,7 @@ import {
   type EntitiesRepository,
   mergeDetails,
   type StagedEntity,
+  type StagedSighting,
   type StagedWork,
 } from "../store/entities.ts";
 import { blockAddresses } from "./addresses.ts";
@@ -33,6 +35,7 @@ import type {
 } from "./module.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
+import { parseServiceName, servicePrefix } from "./ports.ts";
 import { NAME_KINDS, Scope } from "./scope.ts";
 import { Throttle } from "./throttle.ts";
 
@@ -222,7 +225,9 @@ export class DiscoveryEngine implements RunWork {
       if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, scope));
     }
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
-    return signal.aborted ? [] : followUps;
+    if (signal.aborted) return [];
+    followUps.push(...(await this.#virtualHostTasks(run, work.entities, scope)));
+    return followUps;
   }
 
   async finish(run: RunInfo): Promise<void> {
@@ -232,20 +237,89 @@ export class DiscoveryEngine implements RunWork {
 
   /** A task per module consuming the entity's kind, unless the name may not be explored or depth is spent. */
   #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], scope: Scope): TaskSpec[] {
-    if (depth >= this.#dependencies.config.depth) return [];
     if (NAME_KINDS.has(entity.kind) && !scope.mayExploreName(entity.name)) return [];
+    return this.#modules
+      .filter((module) => module.consumes.includes(entity.kind))
+      .flatMap((module) => this.#task(module, entity, depth, ancestors));
+  }
+
+  #task(module: DiscoveryModule, entity: FoundEntity, depth: number, ancestors: Ancestor[]): TaskSpec[] {
+    if (depth >= this.#dependencies.config.depth) return [];
     const payload: DiscoveryPayload = {
       entity: { kind: entity.kind, name: entity.name, details: entity.details ?? {} },
       ancestors,
     };
-    return this.#modules
-      .filter((module) => module.consumes.includes(entity.kind))
-      .map((module) => ({
-        key: `${module.name}:${entity.kind}:${entity.name}`,
-        kind: module.name,
-        payload,
-        depth,
-      }));
+    if (module.wants && !module.wants(payload.entity)) return [];
+    const work = module.workKey?.(payload.entity) ?? `${entity.kind}:${entity.name}`;
+    return [{ key: `${module.name}:${work}`, kind: module.name, payload, depth }];
+  }
+
+  /**
+   * Virtual-host tasks for what this task staged: names newly seen resolving to an address, paired with
+   * the services the run knows on it, and services newly seen, paired with the names known to resolve
+   * to their address. The task's rows are committed before the lookups, so of two tasks finishing at
+   * once the later one sees the other's rows: no pair is missed, and a pair made twice is one task key.
+   */
+  async #virtualHostTasks(run: RunInfo, staged: StagedEntity[], scope: Scope): Promise<TaskSpec[]> {
+    const modules = this.#modules.filter((module) => module.virtualHosts);
+    if (modules.length === 0) return [];
+    const newNames = new Map<string, Set<string>>();
+    const newServices = new Map<string, StagedEntity[]>();
+    for (const entity of staged) {
+      if (entity.kind === "IpAddress") {
+        const names = strings(entity.details.resolutions).filter((name) => virtualHostName(name, scope));
+        if (names.length > 0)
+          newNames.set(entity.name, new Set([...(newNames.get(entity.name) ?? []), ...names]));
+      } else if (entity.kind === "NetworkService" && entity.scoped) {
+        const address = serviceAddress(entity);
+        if (address) newServices.set(address, [...(newServices.get(address) ?? []), entity]);
+      }
+    }
+    if (newNames.size === 0 && newServices.size === 0) return [];
+    const { entities } = this.#dependencies;
+    const knownServices = await entities.staged(run.id, ["NetworkService"], {
+      prefixes: [...newNames.keys()].map(servicePrefix),
+    });
+    const knownNames = await entities.staged(run.id, ["IpAddress"], { names: [...newServices.keys()] });
+
+    const pairs: Array<{ service: StagedSighting | StagedEntity; address: string; name: string }> = [];
+    for (const service of knownServices) {
+      const address = serviceAddress(service);
+      if (!address || !service.scoped) continue;
+      for (const name of newNames.get(address) ?? []) pairs.push({ service, address, name });
+    }
+    for (const { name: address, details } of knownNames) {
+      const names = strings(details.resolutions).filter((name) => virtualHostName(name, scope));
+      for (const service of newServices.get(address) ?? [])
+        for (const name of names) pairs.push({ service, address, name });
+    }
+    if (pairs.length === 0) return [];
+    // An application is reached from its name: the name's own provenance, then the address it resolves to.
+    const provenance = new Map<string, StagedSighting>();
+    for (const sighting of await entities.staged(run.id, [...NAME_KINDS], {
+      names: [...new Set(pairs.map((pair) => pair.name))],
+    })) {
+      const known = provenance.get(sighting.name);
+      if (!known || sighting.depth < known.depth) provenance.set(sighting.name, sighting);
+    }
+    return pairs.flatMap(({ service, address, name }) => {
+      const entity: FoundEntity = {
+        kind: "NetworkService",
+        name: service.name,
+        details: { ...service.details, hostname: name },
+      };
+      const via = provenance.get(name);
+      const ancestors = via
+        ? [
+            ...via.ancestors,
+            { name, type: entityTypeName(via.kind as EntityKind) },
+            { name: address, type: entityTypeName("IpAddress") },
+          ]
+        : service.ancestors;
+      return modules
+        .filter((module) => module.consumes.includes("NetworkService"))
+        .flatMap((module) => this.#task(module, entity, service.depth, ancestors));
+    });
   }
 
   #scope(run: RunInfo): Promise<Scope> {
@@ -262,6 +336,16 @@ export class DiscoveryEngine implements RunWork {
     return scope;
   }
 }
+
+/** A name to probe as a virtual host: explorable, and not a wildcard owner ("*.wild.test"). */
+const virtualHostName = (name: string, scope: Scope) =>
+  !name.startsWith("*.") && scope.coversName(name) && scope.mayExploreName(name);
+
+/** The address of a service, from its details or its name ("1.2.3.4:80/tcp"). */
+const serviceAddress = (service: { name: string; details: Record<string, unknown> }) =>
+  typeof service.details.ip_address === "string"
+    ? service.details.ip_address
+    : parseServiceName(service.name)?.address;
 
 /** The entities a seed stands for: itself, a URI's host, a small block's addresses. */
 function seedEntities(seed: Seed, notes: string[]): FoundEntity[] {

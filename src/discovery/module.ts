@@ -78,5 +78,19 @@ export interface DiscoveryModule {
   name: string;
   consumes: EntityKind[];
   produces: EntityKind[];
+  /**
+   * Name-based virtual hosts answer differently per name, so such a module runs on a NetworkService once
+   * for its address and once for every name that resolves to that address: the engine pairs names and
+   * services as either becomes known, and hands the module the service with `details.hostname` set.
+   */
+  virtualHosts?: boolean;
+  /** Whether there is work for this entity at all (web probing: web services only); default yes. */
+  wants?(entity: FoundEntity): boolean;
+  /**
+   * What identifies one unit of this module's work (default `<Kind>:<name>`): the engine runs one task
+   * per key and run, so two entities that lead to the same work (a service and a URI of the same
+   * host and port) lead to one task.
+   */
+  workKey?(entity: FoundEntity): string;
   run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
 }

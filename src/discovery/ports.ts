@@ -98,7 +98,16 @@ export class TcpProber {
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
 export function serviceName(address: string, port: number): string {
-  return `${isIPv6(address) ? `[${address}]` : address}:${port}/tcp`;
+  return `${servicePrefix(address)}${port}/tcp`;
+}
+
+/** What the names of an address's services start with: "1.2.3.4:", "[2001:db8::1]:". */
+export const servicePrefix = (address: string) => `${isIPv6(address) ? `[${address}]` : address}:`;
+
+/** The address and port a TCP service name stands for. */
+export function parseServiceName(name: string): { address: string; port: number } | undefined {
+  const match = /^\[?([^\]]+?)\]?:(\d+)\/tcp$/.exec(name);
+  return match ? { address: match[1], port: Number(match[2]) } : undefined;
 }
 
 export const portScan: DiscoveryModule = {

@@ -5,7 +5,8 @@
  */
 import { type TObject, Type } from "typebox";
 import { entityFields } from "./common.ts";
-import type { FindingRow, ResultQueries, ResultRun } from "./query.ts";
+import { issueItems } from "./issues.ts";
+import type { ResultQueries, ResultRun } from "./query.ts";
 import { chunked, ENVELOPE_START, jsonElements } from "./stream.ts";
 
 export const diffSchema = (entity: TObject, issue: TObject) =>
@@ -36,12 +37,11 @@ export function diffBody(
   run: ResultRun,
   previous: ResultRun | undefined,
   schemas: { entity: TObject; issue: TObject },
-  issueOf: (row: FindingRow) => unknown,
 ): AsyncGenerator<string> {
   const entities = (seenBy: ResultRun | undefined, notBy: ResultRun | undefined) =>
     seenBy ? mapped(queries.entities(seenBy, { notSeenIn: notBy?.runId }), entityFields) : none();
   const issues = (seenBy: ResultRun | undefined, notBy: ResultRun | undefined) =>
-    seenBy ? mapped(queries.findings(seenBy, { notSeenIn: notBy?.runId }), issueOf) : none();
+    seenBy ? issueItems(queries, seenBy, queries.findings(seenBy, { notSeenIn: notBy?.runId })) : none();
   return chunked(
     (async function* () {
       yield `${ENVELOPE_START}{"run_id":${run.runId},"previous_run_id":${previous?.runId ?? null},"entities":{"appeared":[`;

@@ -6,6 +6,7 @@
 import { type Static, Type } from "typebox";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { RunRow } from "../runs/repository.ts";
+import { APPLICATIONS } from "./applications.ts";
 import { DOMAIN_KINDS } from "./domains.ts";
 import { HOST_KINDS } from "./hosts.ts";
 import { NETBLOCK_KINDS } from "./netblocks.ts";
@@ -96,7 +97,7 @@ export async function overview(
       : null,
     results_run_id: run?.runId ?? null,
     counts: {
-      applications: await entities(["Uri"]),
+      applications: await queries.countEntities(run, APPLICATIONS),
       domains: await queries.countEntities(run, { kinds: DOMAIN_KINDS }, { distinctNames: true }),
       hosts: await entities(HOST_KINDS),
       services: await entities(["NetworkService"]),

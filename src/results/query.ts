@@ -6,7 +6,7 @@
  * to read the response — on SQLite the only connection (Kysely serialises access to it), on PostgreSQL
  * one of the pool's — so a few slow readers of a large result would stall every other request. A batch
  * is a short indexed query (`(kind, name) > (last read)`, LIMIT); memory holds one batch. Reading
- * "as of run N" (`version_run_id <= N <= last_run_id`, see migration 007) makes the batches one
+ * "as of run N" (`version_run_id <= N <= last_run_id`, see migration 008) makes the batches one
  * consistent result even when another run finishes half-way through: a finish only closes versions and
  * adds new ones, it never changes what run N saw.
  */
@@ -50,6 +50,8 @@ export interface EntityFilters {
   notSeenIn?: number;
   /** Only these names (a batch of `names()`). */
   names?: string[];
+  /** Only Uri entities the web probe described (a seed URL that never answered has no address). */
+  applicationsOnly?: boolean;
 }
 
 export interface FindingFilters {
@@ -314,6 +316,7 @@ export class ResultQueries {
     if (filters.hidden !== undefined) query = query.where("e.hidden", "=", filters.hidden ? 1 : 0);
     if (filters.q) query = query.where(like("e.name", filters.q));
     if (filters.port !== undefined) query = query.where("e.port", "=", filters.port);
+    if (filters.applicationsOnly) query = query.where("e.address", "is not", null);
     if (filters.firstSeenInRun) query = query.where("e.first_run_id", "=", run.runId);
     if (filters.openPort !== undefined) {
       const port = filters.openPort;

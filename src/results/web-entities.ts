@@ -26,9 +26,11 @@ export function productsOf(entity: ResultEntity): Array<[string, string]> {
   );
 }
 
-/** Entities that carry web or service products: applications (Uri) and services. */
+/** The kinds that carry web or service products: applications (Uri) and services. */
+export const PRODUCT_KINDS = ["Uri", "NetworkService"] as const;
+
 export const carriesProducts = (entity: ResultEntity) =>
-  entity.kind === "Uri" || entity.kind === "NetworkService";
+  (PRODUCT_KINDS as readonly string[]).includes(entity.kind);
 
 export { strings } from "./common.ts";
 

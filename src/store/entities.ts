@@ -61,6 +61,14 @@ export interface Finding {
   scoped: boolean;
 }
 
+/** What a run has staged so far about one entity, its sightings merged (the shallowest one's provenance). */
+export interface StagedSighting extends EntityKey {
+  details: Details;
+  scoped: boolean;
+  depth: number;
+  ancestors: Ancestor[];
+}
+
 /** What one task found, written in one go. */
 export interface StagedWork {
   entities: StagedEntity[];
@@ -69,6 +77,8 @@ export interface StagedWork {
 }
 
 export interface EntityRecord extends EntityKey {
+  /** The row id: stable for the life of the entity in the collection. */
+  id: number;
   details: Details;
   scoped: boolean;
   hidden: boolean;
@@ -161,6 +171,7 @@ class Groups {
 
 function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
   return {
+    id: row.entity_id ?? row.id,
     kind: row.kind,
     name: row.name,
     details: JSON.parse(row.details),
@@ -204,7 +215,9 @@ const contentHash = (content: unknown) =>
 /** Services and applications: the address and port they answer on, for indexed filters and joins. */
 function addressOf(entity: MergedEntity): { address: string | null; port: number | null } {
   if (entity.kind !== "NetworkService" && entity.kind !== "Uri") return { address: null, port: null };
-  const address = typeof entity.details.ip_address === "string" ? entity.details.ip_address : null;
+  // An application is a Uri the web probe described (it has a status); a seed URL that never answered has none.
+  const probed = entity.kind === "NetworkService" || typeof entity.details.code === "string";
+  const address = probed && typeof entity.details.ip_address === "string" ? entity.details.ip_address : null;
   const port = Number(entity.details.port);
   return { address, port: Number.isInteger(port) ? port : null };
 }
@@ -364,7 +377,7 @@ export class EntitiesRepository {
    * Makes the run's staged findings the collection's results, in one transaction. An entity (or
    * finding) the previous finished run saw with the same content only gets this run as its last run
    * and this run's last_seen; a new one, a changed one, or one returning after a run that missed it
-   * starts a new version here (see migration 007), keeping its first_seen, first run and stable id.
+   * starts a new version here (see migration 008), keeping its first_seen, first run and stable id.
    * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
   async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
@@ -506,6 +519,56 @@ export class EntitiesRepository {
     });
   }
 
+  /**
+   * What a run has staged so far about entities of some kinds, each entity's sightings merged: those named
+   * in `names`, or whose name starts with one of `prefixes` (the services of an address: "1.2.3.4:").
+   */
+  async staged(
+    runId: number,
+    kinds: string[],
+    filter: { names: string[] } | { prefixes: string[] },
+  ): Promise<StagedSighting[]> {
+    const values = "names" in filter ? filter.names : filter.prefixes;
+    if (values.length === 0) return [];
+    const rows = await this.db
+      .selectFrom("staged_entities")
+      .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
+      .where("run_id", "=", runId)
+      .where("kind", "in", kinds)
+      .where((eb) =>
+        "names" in filter
+          ? eb("name", "in", filter.names)
+          : // Prefixes are addresses (digits, dots, colons, brackets): no LIKE wildcard to escape.
+            eb.or(filter.prefixes.map((prefix) => eb("name", "like", `${prefix}%`))),
+      )
+      .orderBy("id")
+      .execute();
+    const merged = new Map<string, StagedSighting>();
+    for (const row of rows) {
+      const details = JSON.parse(row.details) as Details;
+      const key = keyOf(row.kind, row.name);
+      const previous = merged.get(key);
+      if (!previous) {
+        merged.set(key, {
+          kind: row.kind,
+          name: row.name,
+          details,
+          scoped: row.scoped === 1,
+          depth: row.depth,
+          ancestors: JSON.parse(row.ancestors),
+        });
+        continue;
+      }
+      previous.details = mergeDetails(previous.details, details);
+      previous.scoped ||= row.scoped === 1;
+      if (row.depth < previous.depth) {
+        previous.depth = row.depth;
+        previous.ancestors = JSON.parse(row.ancestors);
+      }
+    }
+    return [...merged.values()];
+  }
+
   /** Drops a run's staging rows (a failed or cancelled run); its notes stay. */
   async discardStaging(runId: number): Promise<void> {
     await this.db.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
@@ -604,11 +667,27 @@ export class EntitiesRepository {
     return Number(row.count);
   }
 
-  /** The findings of the latest finished run, with the alias group of the entity they are on. */
-  async currentFindings(collectionId: number): Promise<FindingRecord[]> {
+  /** How many findings `currentFindings` would answer without paging. */
+  async countCurrentFindings(collectionId: number): Promise<number> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return 0;
+    const row = await this.db
+      .selectFrom("findings")
+      .select((eb) => eb.fn.countAll<number | string>().as("count"))
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /** The findings of the latest finished run, with the alias group of the entity they are on, most severe first. */
+  async currentFindings(
+    collectionId: number,
+    page: { limit?: number; offset?: number } = {},
+  ): Promise<FindingRecord[]> {
     const result = await this.resultRun(collectionId);
     if (!result) return [];
-    const rows = await this.db
+    let query = this.db
       .selectFrom("findings")
       .leftJoin("entities", (join) =>
         join
@@ -624,7 +703,9 @@ export class EntitiesRepository {
       .orderBy("findings.severity")
       .orderBy("findings.name")
       .orderBy("findings.entity_name")
-      .execute();
+      .orderBy("findings.id");
+    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
+    const rows = await query.execute();
     return rows.map((row) => ({
       id: row.issue_id ?? row.id,
       name: row.name,

@@ -70,7 +70,7 @@ interface EntityColumns {
   ancestors: string;
 }
 /**
- * One version of an entity (migration 007): its content held unchanged for every finished run from
+ * One version of an entity (migration 008): its content held unchanged for every finished run from
  * `version_run_id` to `last_run_id`. `latest` = 1 on the newest version of each entity.
  */
 export interface EntitiesTable extends EntityColumns {
@@ -289,7 +289,7 @@ export interface AuditLogTable {
   details: string;
 }
 
-/** A webhook of a collection (migration 006); `events` is a JSON array of event names. */
+/** A webhook of a collection (migration 007); `events` is a JSON array of event names. */
 export interface WebhooksTable {
   id: Generated<number>;
   collection_id: number;

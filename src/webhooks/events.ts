@@ -10,8 +10,8 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { formatTimestamp } from "../core/formats.ts";
-import { issueOf } from "../results/issues.ts";
-import { ResultQueries, type ResultRun } from "../results/query.ts";
+import { issueItems } from "../results/issues.ts";
+import { collect, ResultQueries, type ResultRun } from "../results/query.ts";
 import type { RunRow } from "../runs/repository.ts";
 import type { Database } from "../store/schema.ts";
 import type { Webhook, WebhookEvent, WebhooksRepository } from "./repository.ts";
@@ -115,9 +115,9 @@ export class WebhookEvents {
       const filters = { firstSeenInRun: true, severities: [1, 2, 3, 4, 5].filter((s) => s <= threshold) };
       const count = await this.#queries.countFindings(result, filters);
       if (count === 0) continue;
-      const issues = [];
-      for await (const row of this.#queries.findings(result, filters, { limit: MAX_ISSUES }))
-        issues.push(issueOf(row));
+      const issues = await collect(
+        issueItems(this.#queries, result, this.#queries.findings(result, filters, { limit: MAX_ISSUES })),
+      );
       const payload = envelope("issues.new", { severity_threshold: threshold, count, issues });
       for (const hook of hooks)
         if (hook.events.includes("issues.new") && hook.severityThreshold === threshold)

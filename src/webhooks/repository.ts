@@ -1,5 +1,5 @@
 /**
- * Repository of webhooks and their deliveries (migration 006). A delivery row is the outbox entry, the
+ * Repository of webhooks and their deliveries (migration 007). A delivery row is the outbox entry, the
  * retry state and the log at once; claiming one is a compare-and-set on `locked_until`, so any number
  * of processes can work the outbox and each attempt is made by one of them.
  */
