@@ -49,6 +49,9 @@ export const productsOfApplication = (host: number, port: number): Array<[string
   return first[0] === second[0] ? [first] : [first, second];
 };
 
+/** A script every fifth host's applications load from a third party (a connection). */
+export const THIRD_PARTY_SCRIPT = "https://cdn.example-cdn.net/lib.js";
+
 export const ISSUES = [
   { name: "exposed_git_repository", pretty: "Exposed .git repository", severity: 1 },
   { name: "directory_listing", pretty: "Directory listing", severity: 3 },
@@ -103,7 +106,7 @@ function application(
       headers: ["server: nginx", "content-type: text/html"],
       cookies: "",
       redirect_chain: [],
-      scripts: [`${name}/app.js`],
+      scripts: host % 5 === 0 ? [`${name}/app.js`, THIRD_PARTY_SCRIPT] : [`${name}/app.js`],
       forms: host % 3 === 0,
       request_hosts: [ip(host)],
       content: [{ name: "directory listing", type: "content", result: false }],
@@ -164,6 +167,8 @@ function hostWork(host: number, cves: Map<string, string[]>, titleSuffix?: strin
           continent_code: "EU",
         },
         os: host % 2 === 1 ? "Ubuntu" : "",
+        asn: "AS64500",
+        netblock: netblockOf(host),
       },
     },
   ];

@@ -130,6 +130,59 @@ export const VULNERABILITY: { [field: string]: FieldType } = {
   affected: "string[]",
 };
 
+/** The spec's Application table, with its details, ContentCheck, Fingerprint and TaskResult tables. */
+export const APPLICATION: { [field: string]: FieldType } = {
+  first_seen: "timestamp",
+  last_seen: "timestamp",
+  alias_group: "decimal",
+  name: "string",
+  organization: "string",
+  ancestors: [{ name: "string", type: "string" }],
+  task_results: [
+    { name: "string", task: "string", entity_type: "string", entity_name: "string", depth: "decimal" },
+  ],
+  details: {
+    code: "string",
+    cloud_providers: "array",
+    title: "string",
+    content: [{ name: "string", type: "string", result: "boolean" }],
+    cookies: "string",
+    products: "array",
+    protocol: "string",
+    response_data_hash: "string",
+    fingerprint: [
+      {
+        product: "string",
+        issue: "boolean",
+        inference: "boolean",
+        vendor: "string",
+        vulns: "array",
+        cpe: "string",
+        match_type: "string",
+        type: "string",
+        match_details: "string",
+        tags: "string[]",
+      },
+    ],
+    net_name: "string",
+    scripts: "string[]",
+    redirect_chain: "string[]",
+    headers: "string[]",
+    ip_address: "string",
+    uri: "string",
+    cloud_hosted: "boolean",
+    request_hosts: "string[]",
+    host_id: "decimal",
+    api_endpoint: "boolean",
+    scoped: "boolean",
+    port: "decimal",
+    service: "string",
+    net_country_code: "string",
+    asn: "string",
+    forms: "boolean",
+  },
+};
+
 /** Sightline's own shapes for what the spec leaves open (domains, netblocks), as documented. */
 export const DOMAIN: { [field: string]: FieldType } = {
   ...ENTITY,
@@ -145,6 +198,13 @@ export const DOMAIN: { [field: string]: FieldType } = {
   wildcard_addresses: "string[]",
   zone_transfer: "boolean",
   certificates: "string[]",
+};
+export const CONNECTION: { [field: string]: FieldType } = {
+  name: "string",
+  kinds: "string[]",
+  hosts: "string[]",
+  count: "integer",
+  used_by: "string[]",
 };
 export const NETBLOCK: { [field: string]: FieldType } = {
   ...ENTITY,

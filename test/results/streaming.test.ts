@@ -23,9 +23,11 @@ import {
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import {
+  APPLICATION,
   allPages,
   apiCollection,
   assertShape,
+  CONNECTION,
   DOMAIN,
   ENTITY,
   HOST,
@@ -37,8 +39,20 @@ import {
   VULNERABILITY,
 } from "./helpers.ts";
 
-const LISTS = ["hosts", "domains", "netblocks", "recent", "issues", "products", "vulnerabilities"];
+const LISTS = [
+  "hosts",
+  "domains",
+  "netblocks",
+  "recent",
+  "applications",
+  "issues",
+  "products",
+  "vulnerabilities",
+  "connections",
+];
 const SHAPES = {
+  applications: APPLICATION,
+  connections: CONNECTION,
   domains: DOMAIN,
   netblocks: NETBLOCK,
   recent: ENTITY,
@@ -183,10 +197,34 @@ for (const { dialect, skip } of await dialects()) {
       );
       for (const issue of issues) {
         assert.equal(issue.entity_type, "Service::Entity::Uri");
-        assert.equal(issue.organization, "Example Net");
+        assert.equal(issue.organization, "Example Networks", "the owner of the block the entity is on");
         assert.equal(issue.details.severity, issue.severity);
         assert.ok(parseDecimalExponent(issue.alias_group_id) >= 1);
       }
+
+      const applications = (await t.request("GET", "/api/collections/small/applications")).body.result;
+      assert.deepEqual(
+        applications.map((a: { name: string }) => a.name).sort(),
+        Array.from({ length: SMALL_HOSTS }, (_, h) => [applicationName(h, 80), applicationName(h, 443)])
+          .flat()
+          .sort(),
+      );
+      const https1 = applications.find((a: { name: string }) => a.name === applicationName(1, 443));
+      assert.equal(https1.details.port, "0.443e3");
+      assert.equal(https1.details.ip_address, ip(1));
+      assert.equal(https1.details.asn, "AS64500");
+      assert.equal(https1.organization, "Example Networks");
+      assert.ok(parseDecimalExponent(https1.details.host_id) >= 1, "the id of its host");
+      assert.deepEqual(
+        https1.details.products,
+        productsOfApplication(1, 443).map(([name, version]) => [name, version]),
+      );
+      const connections = (await t.request("GET", "/api/collections/small/connections")).body.result;
+      assert.deepEqual(
+        connections.map((c: { name: string; kinds: string[]; count: number }) => [c.name, c.kinds, c.count]),
+        [["example-cdn.net", ["script"], 2]],
+        "host 0's two applications load a script from it",
+      );
 
       const counts = new Map<string, number>();
       for (let host = 0; host < SMALL_HOSTS; host++)
