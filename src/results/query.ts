@@ -10,7 +10,7 @@
  * consistent result even when another run finishes half-way through: a finish only closes versions and
  * adds new ones, it never changes what run N saw.
  */
-import { type Kysely, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { Ancestor, Details, TaskResult } from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
@@ -239,10 +239,27 @@ function entityRow(run: ResultRun, row: EntityColumns): EntityRow {
   };
 }
 
+/** Counts kept per process: a finished run's results never change, so neither do their counts. */
+const COUNTS_KEPT = 1000;
+
 export class ResultQueries {
   readonly db: Db;
+  readonly #counts = new Map<string, Promise<number>>();
   constructor(db: Db) {
     this.db = db;
+  }
+
+  /** A count of a finished run's results, computed once (the oldest are forgotten past COUNTS_KEPT). */
+  #count(what: string, run: ResultRun, filters: object, compute: () => Promise<number>): Promise<number> {
+    const key = `${what}:${run.collectionId}:${run.runId}:${JSON.stringify(filters)}`;
+    let found = this.#counts.get(key);
+    if (!found) {
+      found = compute();
+      found.catch(() => this.#counts.delete(key));
+      if (this.#counts.size >= COUNTS_KEPT) this.#counts.delete(this.#counts.keys().next().value!);
+      this.#counts.set(key, found);
+    }
+    return found;
   }
 
   /**
@@ -375,15 +392,17 @@ export class ResultQueries {
     options: { distinctNames?: boolean } = {},
   ): Promise<number> {
     if (!run) return 0;
-    const row = await this.#entities(run, filters)
-      .select((eb) =>
-        (options.distinctNames
-          ? eb.fn.count<number | string>("e.name").distinct()
-          : eb.fn.countAll<number | string>()
-        ).as("count"),
-      )
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+    return this.#count("entities", run, { ...filters, ...options }, async () => {
+      const row = await this.#entities(run, filters)
+        .select((eb) =>
+          (options.distinctNames
+            ? eb.fn.count<number | string>("e.name").distinct()
+            : eb.fn.countAll<number | string>()
+          ).as("count"),
+        )
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
   }
 
   /** The entities as of the run, in (kind, name) order — or (name, kind) — read in batches. */
@@ -438,21 +457,27 @@ export class ResultQueries {
   // --- findings -----------------------------------------------------------------------------------
 
   #findings(run: ResultRun, filters: FindingFilters) {
+    // No join: the entity an issue is on is read per batch, so counts and offsets touch findings only.
     let query = this.db
       .selectFrom("findings as f")
-      .leftJoin("entities as e", (join) =>
-        join
-          .on("e.collection_id", "=", run.collectionId)
-          .onRef("e.kind", "=", "f.entity_kind")
-          .onRef("e.name", "=", "f.entity_name")
-          .on(seenIn("e", run.runId)),
-      )
       .where("f.collection_id", "=", run.collectionId)
       .where(seenIn("f", run.runId));
     if (filters.severities) query = query.where("f.severity", "in", filters.severities);
     if (filters.scoped !== undefined) query = query.where("f.scoped", "=", filters.scoped ? 1 : 0);
-    if (filters.hidden !== undefined)
-      query = query.where(sql<boolean>`coalesce(e.hidden, 0) = ${filters.hidden ? 1 : 0}`);
+    if (filters.hidden !== undefined) {
+      const onHidden = (eb: ExpressionBuilder<Database & { f: Database["findings"] }, "f">) =>
+        eb.exists(
+          eb
+            .selectFrom("entities as e")
+            .select("e.id")
+            .where("e.collection_id", "=", run.collectionId)
+            .whereRef("e.kind", "=", "f.entity_kind")
+            .whereRef("e.name", "=", "f.entity_name")
+            .where("e.hidden", "=", 1)
+            .where(seenIn("e", run.runId)),
+        );
+      query = query.where((eb) => (filters.hidden ? onHidden(eb) : eb.not(onHidden(eb))));
+    }
     if (filters.q) {
       const q = filters.q;
       query = query.where((eb) =>
@@ -484,10 +509,12 @@ export class ResultQueries {
 
   async countFindings(run: ResultRun | undefined, filters: FindingFilters): Promise<number> {
     if (!run) return 0;
-    const row = await this.#findings(run, filters)
-      .select((eb) => eb.fn.countAll<number | string>().as("count"))
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+    return this.#count("findings", run, filters, async () => {
+      const row = await this.#findings(run, filters)
+        .select((eb) => eb.fn.countAll<number | string>().as("count"))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
   }
 
   /** How many findings of each severity (only the severities that have some). */
@@ -508,9 +535,7 @@ export class ResultQueries {
   ): AsyncGenerator<FindingRow> {
     if (!run) return;
     yield* batches<FindingRow>(async (after, take, skip) => {
-      let query = this.#findings(run, filters)
-        .selectAll("f")
-        .select(["e.alias_group", "e.details as entity_details"]);
+      let query = this.#findings(run, filters).selectAll("f");
       if (after)
         query = query.where((eb) =>
           eb(
@@ -527,25 +552,44 @@ export class ResultQueries {
         .limit(take)
         .offset(skip)
         .execute();
-      return rows.map((row) => ({
-        issueId: row.issue_id ?? row.id,
-        name: row.name,
-        entityKind: row.entity_kind,
-        entityName: row.entity_name,
-        prettyName: row.pretty_name,
-        severity: row.severity,
-        confidence: row.confidence,
-        category: row.category,
-        description: row.description,
-        remediation: row.remediation,
-        references: JSON.parse(row.reference_links),
-        details: JSON.parse(row.details),
-        scoped: row.scoped === 1,
-        firstSeen: row.first_seen,
-        lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
-        aliasGroup: row.alias_group ?? 0,
-        entityDetails: row.entity_details ? JSON.parse(row.entity_details) : {},
-      }));
+      const entities = new Map<string, { alias_group: number; details: string }>();
+      const pairs = [
+        ...new Map(rows.map((row) => [`${row.entity_kind}\u0000${row.entity_name}`, row])).values(),
+      ];
+      if (pairs.length > 0)
+        for (const entity of await this.#entities(run, {})
+          .select(["e.kind", "e.name", "e.alias_group", "e.details"])
+          .where((eb) =>
+            eb(
+              eb.refTuple("e.kind", "e.name"),
+              "in",
+              pairs.map((row) => eb.tuple(row.entity_kind, row.entity_name)),
+            ),
+          )
+          .execute())
+          entities.set(`${entity.kind}\u0000${entity.name}`, entity);
+      return rows.map((row) => {
+        const entity = entities.get(`${row.entity_kind}\u0000${row.entity_name}`);
+        return {
+          issueId: row.issue_id ?? row.id,
+          name: row.name,
+          entityKind: row.entity_kind,
+          entityName: row.entity_name,
+          prettyName: row.pretty_name,
+          severity: row.severity,
+          confidence: row.confidence,
+          category: row.category,
+          description: row.description,
+          remediation: row.remediation,
+          references: JSON.parse(row.reference_links),
+          details: JSON.parse(row.details),
+          scoped: row.scoped === 1,
+          firstSeen: row.first_seen,
+          lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
+          aliasGroup: entity?.alias_group ?? 0,
+          entityDetails: entity ? JSON.parse(entity.details) : {},
+        };
+      });
     }, page);
   }
 
@@ -565,10 +609,12 @@ export class ResultQueries {
 
   async countProducts(run: ResultRun | undefined, filters: EntityFilters): Promise<number> {
     if (!run) return 0;
-    const row = await this.#products(run, filters)
-      .select((eb) => eb.fn.count<number | string>("p.label").distinct().as("count"))
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+    return this.#count("products", run, filters, async () => {
+      const row = await this.#products(run, filters)
+        .select((eb) => eb.fn.count<number | string>("p.label").distinct().as("count"))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
   }
 
   /** Each product (with its version) and how many services and applications run it, most common first. */
