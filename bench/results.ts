@@ -4,7 +4,7 @@
  * the store through the real merge, served by `sightline serve` in its own process, on SQLite and
  * PostgreSQL. For /applications, /hosts and /issues, unpaged and paged (limit=100):
  *   - time to first byte and to the whole response (median of sequential requests);
- *   - requests per second under concurrent load (wrk, 2 threads, 8 connections);
+ *   - requests per second under concurrent load (wrk, 2 threads; 8 connections paged, 2 unpaged);
  *   - the server's peak RSS while answering;
  * next to a plain node:http server answering the same bytes from memory in the same run (the limit:
  * nothing to read, nothing to serialise), reported as a ratio. Peak RSS is also measured at a quarter of
@@ -29,7 +29,6 @@ const SMALL_HOSTS = 2_500;
 const KEYS = { access: "SLBENCHRESULTSKEY", secret: "bench-results-secret-0123456789abcdef" };
 const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const ENDPOINTS = ["applications", "hosts", "issues"] as const;
-const PAGED = "?limit=100&offset=5000";
 
 interface Server {
   url: string;
@@ -112,8 +111,13 @@ function timedGet(url: string, headers: Record<string, string>) {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-async function wrkRate(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
-  const args = ["-t2", "-c8", `-d${seconds}s`, "--timeout", "30s"];
+async function wrkRate(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<number> {
+  const args = ["-t2", `-c${connections}`, `-d${seconds}s`, "--timeout", "30s"];
   for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}: ${value}`);
   const { stdout } = await exec("wrk", [...args, url], { maxBuffer: 1 << 20 });
   return Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
@@ -177,14 +181,21 @@ interface Row {
   total: number;
   rate: number;
   limit: number;
-  peak: number;
+}
+
+/** A page from the middle of each list: offsets cost what they skip, so the first page would flatter. */
+function pathOf(name: string, endpoint: (typeof ENDPOINTS)[number], paged: boolean, hosts: number) {
+  const counts = fixtureCounts(hosts);
+  const total = { applications: counts.Uri, hosts: counts.IpAddress, issues: counts.issues }[endpoint];
+  return `/api/collections/${name}/${endpoint}${paged ? `?limit=100&offset=${Math.floor(total / 2)}` : ""}`;
 }
 
 async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
   const headers = { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret };
   const lines: string[] = [];
-  // A quarter of the size first: its peak RSS on unpaged requests, for the growth ratio.
-  const peaks = new Map<number, Map<string, number>>();
+  // Peak RSS while answering every list unpaged, one request after another, in a fresh server per size
+  // (before any concurrent load, which sizes the heap by how many responses are in flight).
+  const peaks = new Map<number, number>();
   for (const hosts of [SMALL_HOSTS, FULL_HOSTS]) {
     const store = await createTestStore(dialect);
     const server = await serve(store);
@@ -196,58 +207,58 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
       console.error(
         `  ${dialect}: built ${entities} entities and ${counts.issues} issues in ${seconds.toFixed(1)} s`,
       );
-      const sizePeaks = new Map<string, number>();
-      peaks.set(hosts, sizePeaks);
+      resetPeak(server.pid);
       const rows: Row[] = [];
       const bodies = new Map<string, { body: Buffer; contentType: string }>();
       for (const endpoint of ENDPOINTS)
-        for (const paged of hosts === FULL_HOSTS ? [false, true] : [false]) {
-          const path = `/api/collections/${name}/${endpoint}${paged ? PAGED : ""}`;
-          resetPeak(server.pid);
+        for (const paged of [false, true]) {
+          const path = pathOf(name, endpoint, paged, hosts);
           const times = [];
           for (let i = 0; i < (paged ? 20 : 3); i++)
             times.push(await timedGet(`${server.url}${path}`, headers));
-          const peak = peakRss(server.pid);
-          sizePeaks.set(endpoint, Math.max(sizePeaks.get(endpoint) ?? 0, peak));
-          if (hosts !== FULL_HOSTS) continue;
           bodies.set(path, times[0]);
-          const seconds = paged ? 3 : 4;
-          resetPeak(server.pid);
-          const rate = hasWrk ? await wrkRate(`${server.url}${path}`, headers, seconds) : Number.NaN;
-          const loadPeak = peakRss(server.pid);
           rows.push({
             endpoint,
             paged,
             bytes: times[0].body.length,
             firstByte: median(times.map((t) => t.firstByte)),
             total: median(times.map((t) => t.total)),
-            rate,
+            rate: Number.NaN,
             limit: Number.NaN,
-            peak: Math.max(peak, loadPeak),
           });
         }
-      if (hosts === FULL_HOSTS) {
-        const memory = await memoryServer(bodies);
-        try {
-          for (const row of rows) {
-            const path = `/api/collections/${name}/${row.endpoint}${row.paged ? PAGED : ""}`;
-            row.limit = hasWrk ? await wrkRate(`${memory.url}${path}`, {}, row.paged ? 3 : 4) : Number.NaN;
-          }
-        } finally {
-          await memory.close();
+      peaks.set(hosts, peakRss(server.pid));
+      if (hosts !== FULL_HOSTS) continue;
+
+      // Under load: Sightline, then the memory server with the same bytes.
+      resetPeak(server.pid);
+      const memory = await memoryServer(bodies);
+      try {
+        for (const row of rows) {
+          const path = pathOf(name, row.endpoint as (typeof ENDPOINTS)[number], row.paged, hosts);
+          // Unpaged bodies are megabytes: two connections, longer, so that some responses complete.
+          const [connections, seconds] = row.paged ? [8, 3] : [2, 5];
+          if (!hasWrk) continue;
+          row.rate = await wrkRate(`${server.url}${path}`, headers, seconds, connections);
+          row.limit = await wrkRate(`${memory.url}${path}`, {}, seconds, connections);
         }
-        lines.push(
-          `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
-          "",
-          "| endpoint | body | first byte | whole response | Sightline req/s | memory server req/s | ratio | peak RSS |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|",
-          ...rows.map(
-            (row) =>
-              `| /${row.endpoint}${row.paged ? " (limit=100, offset=5000)" : ""} | ${mb(row.bytes)} | ${row.firstByte.toFixed(1)} ms | ${row.total.toFixed(0)} ms | ${row.rate.toFixed(1)} | ${row.limit.toFixed(1)} | ${(row.rate / row.limit).toFixed(2)} | ${mb(row.peak)} |`,
-          ),
-          "",
-        );
+      } finally {
+        await memory.close();
       }
+      const loadPeak = peakRss(server.pid);
+      lines.push(
+        `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
+        "",
+        "| endpoint | body | first byte | whole response | Sightline req/s | memory server req/s | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        ...rows.map(
+          (row) =>
+            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${row.firstByte.toFixed(1)} ms | ${row.total.toFixed(0)} ms | ${row.rate.toFixed(1)} | ${row.limit.toFixed(1)} | ${(row.rate / row.limit).toFixed(3)} |`,
+        ),
+        "",
+        `Peak RSS of the server under the load above: ${mb(loadPeak)}.`,
+        "",
+      );
     } finally {
       await server.stop();
       await store.drop();
@@ -256,7 +267,7 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
   const small = peaks.get(SMALL_HOSTS)!;
   const full = peaks.get(FULL_HOSTS)!;
   lines.push(
-    `Peak RSS on unpaged requests at ${SMALL_HOSTS.toLocaleString("en")} and ${FULL_HOSTS.toLocaleString("en")} hosts (4× the entities): ${ENDPOINTS.map((e) => `/${e} ${mb(small.get(e)!)} → ${mb(full.get(e)!)} (×${(full.get(e)! / small.get(e)!).toFixed(2)})`).join(", ")}.`,
+    `Peak RSS answering every list above one request at a time: ${mb(small)} at ${SMALL_HOSTS.toLocaleString("en")} hosts, ${mb(full)} at ${FULL_HOSTS.toLocaleString("en")} hosts (4× the entities, 4× the bytes): ×${(full / small).toFixed(2)}.`,
     "",
   );
   return lines.join("\n");
@@ -271,7 +282,7 @@ export const scenario = {
     const sections = [
       "## Results at scale",
       "",
-      "`sightline serve` in its own process answering a collection built in its store; the memory server is a plain `node:http` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). First byte and whole response are medians of sequential requests (3 unpaged, 20 paged); req/s from wrk with 2 threads and 8 connections for 3–4 s. Peak RSS is the server's VmHWM while answering.",
+      "`sightline serve` in its own process answering a collection built in its store; the memory server is a plain `node:http` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). First byte and whole response are medians of sequential requests (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for 3 s (paged) or 2 connections for 5 s (unpaged: bodies of megabytes). Peak RSS is the server's VmHWM (Linux).",
       "",
     ];
     if (!hasWrk) sections.push("wrk is missing (`apt-get install wrk`): no request rates were measured.", "");

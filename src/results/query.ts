@@ -10,7 +10,7 @@
  * consistent result even when another run finishes half-way through: a finish only closes versions and
  * adds new ones, it never changes what run N saw.
  */
-import { type ExpressionBuilder, type Kysely, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { Ancestor, Details, TaskResult } from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
@@ -249,6 +249,28 @@ export class ResultQueries {
     this.db = db;
   }
 
+  /**
+   * Two steps for a page: its ids, in order, from the covering as-of index (so an offset skips index
+   * entries, not rows with their JSON), then those rows.
+   */
+  async #rowsById<T extends "entities" | "findings">(
+    table: T,
+    ids: Array<{ id: number }>,
+  ): Promise<Array<Selectable<Database[T]>>> {
+    if (ids.length === 0) return [];
+    const rows = (await this.db
+      .selectFrom(table as "entities")
+      .selectAll()
+      .where(
+        "id",
+        "in",
+        ids.map((row) => row.id),
+      )
+      .execute()) as unknown as Array<Selectable<Database[T]>>;
+    const byId = new Map(rows.map((row) => [(row as { id: number }).id, row]));
+    return ids.map((row) => byId.get(row.id)!);
+  }
+
   /** A count of a finished run's results, computed once (the oldest are forgotten past COUNTS_KEPT). */
   #count(what: string, run: ResultRun, filters: object, compute: () => Promise<number>): Promise<number> {
     const key = `${what}:${run.collectionId}:${run.runId}:${JSON.stringify(filters)}`;
@@ -415,14 +437,14 @@ export class ResultQueries {
     const byName = options.order === "name";
     const order = byName ? (["e.name", "e.kind"] as const) : (["e.kind", "e.name"] as const);
     yield* batches<EntityRow>(async (after, take, skip) => {
-      let query = this.#entities(run, filters).select(ENTITY_COLUMNS);
+      let query = this.#entities(run, filters).select("e.id");
       if (after && !byName && filters.kinds?.length === 1) query = query.where("e.name", ">", after.name);
       else if (after) {
         const key = byName ? [after.name, after.kind] : [after.kind, after.name];
         query = query.where((eb) => eb(eb.refTuple(order[0], order[1]), ">", eb.tuple(key[0], key[1])));
       }
-      const found = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
-      return found.map((row) => entityRow(run, row));
+      const ids = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
+      return (await this.#rowsById("entities", ids)).map((row) => entityRow(run, row));
     }, options.page);
   }
 
@@ -535,7 +557,7 @@ export class ResultQueries {
   ): AsyncGenerator<FindingRow> {
     if (!run) return;
     yield* batches<FindingRow>(async (after, take, skip) => {
-      let query = this.#findings(run, filters).selectAll("f");
+      let query = this.#findings(run, filters).select("f.id");
       if (after)
         query = query.where((eb) =>
           eb(
@@ -544,7 +566,7 @@ export class ResultQueries {
             eb.tuple(after.severity, after.name, after.entityKind, after.entityName),
           ),
         );
-      const rows = await query
+      const ids = await query
         .orderBy("f.severity")
         .orderBy("f.name")
         .orderBy("f.entity_kind")
@@ -552,20 +574,13 @@ export class ResultQueries {
         .limit(take)
         .offset(skip)
         .execute();
+      const rows = await this.#rowsById("findings", ids);
+      // The entities the batch's issues are on: by name (an indexed IN list), matched by kind here.
       const entities = new Map<string, { alias_group: number; details: string }>();
-      const pairs = [
-        ...new Map(rows.map((row) => [`${row.entity_kind}\u0000${row.entity_name}`, row])).values(),
-      ];
-      if (pairs.length > 0)
-        for (const entity of await this.#entities(run, {})
+      const names = [...new Set(rows.map((row) => row.entity_name))];
+      if (names.length > 0)
+        for (const entity of await this.#entities(run, { names })
           .select(["e.kind", "e.name", "e.alias_group", "e.details"])
-          .where((eb) =>
-            eb(
-              eb.refTuple("e.kind", "e.name"),
-              "in",
-              pairs.map((row) => eb.tuple(row.entity_kind, row.entity_name)),
-            ),
-          )
           .execute())
           entities.set(`${entity.kind}\u0000${entity.name}`, entity);
       return rows.map((row) => {

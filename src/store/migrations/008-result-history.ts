@@ -127,11 +127,18 @@ export const resultHistory: DialectMigration = {
       .unique()
       .where(latestOnly)
       .execute();
+    // As-of reads in key order with the run span in the index: deciding whether a row belongs to run N
+    // (and skipping it for an offset) reads the index alone, not the row with its JSON.
+    await db.schema
+      .createIndex("entities_as_of")
+      .on("entities")
+      .columns(["collection_id", "kind", "name", "version_run_id", "last_run_id"])
+      .execute();
     // Domains are read in name order across their three kinds; recent by the run that first saw them.
     await db.schema
       .createIndex("entities_by_name")
       .on("entities")
-      .columns(["collection_id", "name", "kind", "version_run_id"])
+      .columns(["collection_id", "name", "kind", "version_run_id", "last_run_id"])
       .execute();
     await db.schema
       .createIndex("entities_first_run")
@@ -154,7 +161,15 @@ export const resultHistory: DialectMigration = {
     await db.schema
       .createIndex("findings_by_severity")
       .on("findings")
-      .columns(["collection_id", "severity", "name", "entity_kind", "entity_name", "version_run_id"])
+      .columns([
+        "collection_id",
+        "severity",
+        "name",
+        "entity_kind",
+        "entity_name",
+        "version_run_id",
+        "last_run_id",
+      ])
       .execute();
 
     await withId(db.schema.createTable("entity_products"), dialect)
