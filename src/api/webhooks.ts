@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { apiActor, recordAudit } from "../audit/log.ts";
 import { badRequest, notFound } from "../core/errors.ts";
-import { formatTimestamp } from "../core/formats.ts";
+import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import {
   WEBHOOK_EVENTS,
   type Webhook,
@@ -106,7 +106,7 @@ const WEBHOOK_NOT_FOUND = {
   404: errorResponse("No such collection visible to you, or no such webhook in it."),
 };
 
-const timestamp = (value: string | null) => (value === null ? null : formatTimestamp(value));
+const timestamp = formatTimestampOrNull;
 
 function describeWebhook(hook: Webhook) {
   return {

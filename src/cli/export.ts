@@ -15,20 +15,11 @@ import {
   collectionPath,
   withClientOptions,
 } from "./api-client.ts";
+import { RESULT_KINDS } from "./collections.ts";
 import { CliError } from "./output.ts";
 
-/** The lists the API can export. */
-export const EXPORT_KINDS = [
-  "recent",
-  "applications",
-  "connections",
-  "domains",
-  "hosts",
-  "issues",
-  "netblocks",
-  "products",
-  "vulnerabilities",
-] as const;
+/** The lists the API can export: every result but the overview. */
+export const EXPORT_KINDS = RESULT_KINDS.filter((kind) => kind !== "overview");
 
 interface ExportOptions extends ClientOptions {
   format: string;
@@ -79,7 +70,7 @@ export function registerExportCommand(program: Command): void {
       .option("--limit <n>", "at most this many items")
       .option("--offset <n>", "skip this many items first"),
   ).action(async (collection: string, kind: string, options: ExportOptions) => {
-    if (!(EXPORT_KINDS as readonly string[]).includes(kind))
+    if (!(EXPORT_KINDS as string[]).includes(kind))
       throw new CliError(`Unknown result list "${kind}"; choose one of ${EXPORT_KINDS.join(", ")}`, 2);
     if (!["csv", "ndjson", "json"].includes(options.format))
       throw new CliError(`--format must be csv, ndjson or json, not "${options.format}"`, 2);

@@ -114,7 +114,7 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
 /** An issue as of a run, in the spec's shape; its organisation is the owner of the block its entity is on. */
 export function issueOf(row: FindingRow, network: NetworkIndex): Static<typeof IssueItem> {
   const entity = { kind: row.entityKind, name: row.entityName, details: row.entityDetails };
-  return issueItem({ ...row, id: row.issueId, organization: network.of(entity).organization });
+  return issueItem({ ...row, organization: network.of(entity).organization });
 }
 
 /** Issue items of a stream of findings, a batch at a time with the network facts of the batch. */

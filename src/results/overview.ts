@@ -4,7 +4,8 @@
  * Every figure is a count query on the indexed tables, so the overview costs the same whatever the size.
  */
 import { type Static, Type } from "typebox";
-import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import { describeRun, Run } from "../api/runs.ts";
+import { formatDecimalExponent } from "../core/formats.ts";
 import type { RunRow } from "../runs/repository.ts";
 import { APPLICATIONS } from "./applications.ts";
 import { DOMAIN_KINDS } from "./domains.ts";
@@ -13,28 +14,13 @@ import { NETBLOCK_KINDS } from "./netblocks.ts";
 import { ProductItem } from "./products.ts";
 import { collect, type ResultQueries, type ResultRun } from "./query.ts";
 
-const Timestamp = (description: string) =>
-  Type.Union([Type.String(), Type.Null()], {
-    description: `${description} (YYYY-MM-DD HH:MM:SS UTC), or null`,
-  });
-
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 
 export const Overview = Type.Object({
   seed_count: count("Seeds of the collection."),
-  last_run: Type.Union(
-    [
-      Type.Object({
-        id: Type.Integer(),
-        status: Type.String({ description: "queued, started, finished, failed or cancelled." }),
-        created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
-        started_at: Timestamp("When a worker began it"),
-        finished_at: Timestamp("When it finished, failed or was cancelled"),
-      }),
-      Type.Null(),
-    ],
-    { description: "The newest run of the collection, whatever its status; null before the first." },
-  ),
+  last_run: Type.Union([Run, Type.Null()], {
+    description: "The newest run of the collection, whatever its status; null before the first.",
+  }),
   results_run_id: Type.Union([Type.Integer(), Type.Null()], {
     description:
       "The finished run these figures are from (the latest, or `run_id`); null before any run has finished.",
@@ -82,19 +68,10 @@ export async function overview(
   const previous = run && (await queries.previousRun(run.collectionId, run.runId));
   const entities = (kinds: string[]) => queries.countEntities(run, { kinds });
   const severities = await queries.severityCounts(run);
-  const timestamp = (value: string | null) => (value === null ? null : formatTimestamp(value));
   const last = input.lastRun;
   return {
     seed_count: input.seedCount,
-    last_run: last
-      ? {
-          id: last.id,
-          status: last.status,
-          created_at: formatTimestamp(last.created_at),
-          started_at: timestamp(last.started_at),
-          finished_at: timestamp(last.finished_at),
-        }
-      : null,
+    last_run: last ? describeRun(last) : null,
     results_run_id: run?.runId ?? null,
     counts: {
       applications: await queries.countEntities(run, APPLICATIONS),

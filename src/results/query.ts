@@ -12,7 +12,13 @@
  */
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
-import type { Ancestor, Details, TaskResult } from "../store/entities.ts";
+import {
+  type Ancestor,
+  type Details,
+  type FindingRecord,
+  findingOf,
+  type TaskResult,
+} from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
 
 /** Rows per query: large enough that the round trips do not matter, small enough to hold. */
@@ -85,24 +91,8 @@ export interface EntityRow {
 }
 
 /** A finding as of a run, with what the issue views need of its entity. */
-export interface FindingRow {
-  issueId: number;
-  name: string;
-  entityKind: string;
-  entityName: string;
-  prettyName: string;
-  severity: number;
-  confidence: string;
-  category: string;
-  description: string;
-  remediation: string;
-  references: Array<{ type: string; uri: string }>;
-  details: Details;
-  scoped: boolean;
-  firstSeen: string;
-  lastSeen: string;
-  aliasGroup: number;
-  /** The entity's details (its organisation, network), {} when the entity is not in the run. */
+export interface FindingRow extends FindingRecord {
+  /** The entity's details (its address, network), {} when the entity is not in the run. */
   entityDetails: Details;
 }
 
@@ -586,20 +576,7 @@ export class ResultQueries {
       return rows.map((row) => {
         const entity = entities.get(`${row.entity_kind}\u0000${row.entity_name}`);
         return {
-          issueId: row.issue_id ?? row.id,
-          name: row.name,
-          entityKind: row.entity_kind,
-          entityName: row.entity_name,
-          prettyName: row.pretty_name,
-          severity: row.severity,
-          confidence: row.confidence,
-          category: row.category,
-          description: row.description,
-          remediation: row.remediation,
-          references: JSON.parse(row.reference_links),
-          details: JSON.parse(row.details),
-          scoped: row.scoped === 1,
-          firstSeen: row.first_seen,
+          ...findingOf(row),
           lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
           aliasGroup: entity?.alias_group ?? 0,
           entityDetails: entity ? JSON.parse(entity.details) : {},

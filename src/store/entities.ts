@@ -706,24 +706,7 @@ export class EntitiesRepository {
       .orderBy("findings.id");
     if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
     const rows = await query.execute();
-    return rows.map((row) => ({
-      id: row.issue_id ?? row.id,
-      name: row.name,
-      entityKind: row.entity_kind,
-      entityName: row.entity_name,
-      prettyName: row.pretty_name,
-      severity: row.severity,
-      confidence: row.confidence,
-      category: row.category,
-      description: row.description,
-      remediation: row.remediation,
-      references: JSON.parse(row.reference_links),
-      details: JSON.parse(row.details),
-      scoped: row.scoped === 1,
-      firstSeen: row.first_seen,
-      lastSeen: row.last_seen,
-      aliasGroup: row.alias_group ?? 0,
-    }));
+    return rows.map((row) => ({ ...findingOf(row), aliasGroup: row.alias_group ?? 0 }));
   }
 
   async notes(runId: number): Promise<string[]> {
@@ -735,6 +718,27 @@ export class EntitiesRepository {
       .execute();
     return rows.map((row) => row.message);
   }
+}
+
+/** A stored finding as the repository speaks of it; its id is the issue's stable id. */
+export function findingOf(row: Selectable<FindingsTable>): Omit<FindingRecord, "aliasGroup"> {
+  return {
+    id: row.issue_id ?? row.id,
+    name: row.name,
+    entityKind: row.entity_kind,
+    entityName: row.entity_name,
+    prettyName: row.pretty_name,
+    severity: row.severity,
+    confidence: row.confidence,
+    category: row.category,
+    description: row.description,
+    remediation: row.remediation,
+    references: JSON.parse(row.reference_links),
+    details: JSON.parse(row.details),
+    scoped: row.scoped === 1,
+    firstSeen: row.first_seen,
+    lastSeen: row.last_seen,
+  };
 }
 
 function findingColumns(finding: Finding) {

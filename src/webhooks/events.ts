@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
+import { describeRun } from "../api/runs.ts";
 import { formatTimestamp } from "../core/formats.ts";
 import { issueItems } from "../results/issues.ts";
 import { collect, ResultQueries, type ResultRun } from "../results/query.ts";
@@ -18,20 +19,6 @@ import type { Webhook, WebhookEvent, WebhooksRepository } from "./repository.ts"
 
 /** Issues listed in one issues.new event; `count` says how many there are in all. */
 const MAX_ISSUES = 1000;
-
-const timestamp = (value: string | null) => (value === null ? null : formatTimestamp(value));
-
-function runSummary(run: RunRow) {
-  return {
-    id: run.id,
-    status: run.status,
-    trigger: run.trigger,
-    created_at: formatTimestamp(run.created_at),
-    started_at: timestamp(run.started_at),
-    finished_at: timestamp(run.finished_at),
-    error: run.error,
-  };
-}
 
 export class WebhookEvents {
   readonly #db: Kysely<Database>;
@@ -81,7 +68,7 @@ export class WebhookEvents {
         type,
         created_at: formatTimestamp(new Date()),
         collection: collection.name,
-        run: runSummary(run),
+        run: describeRun(run),
         ...data,
       });
     const deliveries: Array<{ webhookId: number; runId: number; event: WebhookEvent; payload: string }> = [];

@@ -1,3 +1,4 @@
+import type { CreateTableBuilder } from "kysely";
 import { cascade, type DialectMigration, type MigrationDb, withId } from "./helpers.ts";
 
 /**
@@ -33,15 +34,28 @@ export const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTab
     .addColumn("hidden", "integer", (c) => c.notNull())
     .addColumn("ancestors", "text", (c) => c.notNull());
 
+/** What the results keep about an entity beyond a sighting: alias group, provenance, when and which runs. */
+export const entityResultColumns = <T extends string, C extends string>(table: CreateTableBuilder<T, C>) =>
+  table
+    .addColumn("alias_group", "integer", (c) => c.notNull())
+    .addColumn("task_results", "text", (c) => c.notNull())
+    .addColumn("first_seen", "text", (c) => c.notNull())
+    .addColumn("last_seen", "text", (c) => c.notNull())
+    .addColumn("first_run_id", "integer", (c) => c.notNull())
+    .addColumn("last_run_id", "integer", (c) => c.notNull());
+
+/** What the results keep about a finding beyond what it says: its collection, when and which runs. */
+export const findingResultColumns = <T extends string, C extends string>(table: CreateTableBuilder<T, C>) =>
+  table
+    .addColumn("collection_id", "integer", cascade("collections.id"))
+    .addColumn("first_seen", "text", (c) => c.notNull())
+    .addColumn("last_seen", "text", (c) => c.notNull())
+    .addColumn("first_run_id", "integer", (c) => c.notNull())
+    .addColumn("last_run_id", "integer", (c) => c.notNull());
+
 export const entities: DialectMigration = {
   async up(db, dialect) {
-    await entityColumns(withId(db.schema.createTable("entities"), dialect))
-      .addColumn("alias_group", "integer", (c) => c.notNull())
-      .addColumn("task_results", "text", (c) => c.notNull())
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await entityResultColumns(entityColumns(withId(db.schema.createTable("entities"), dialect)))
       .addUniqueConstraint("entities_collection_kind_name", ["collection_id", "kind", "name"])
       .execute();
     await db.schema
@@ -50,12 +64,7 @@ export const entities: DialectMigration = {
       .columns(["collection_id", "last_run_id", "kind"])
       .execute();
 
-    await findingColumns(withId(db.schema.createTable("findings"), dialect))
-      .addColumn("collection_id", "integer", cascade("collections.id"))
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await findingResultColumns(findingColumns(withId(db.schema.createTable("findings"), dialect)))
       .addUniqueConstraint("findings_collection_issue", [
         "collection_id",
         "name",

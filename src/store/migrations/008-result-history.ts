@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { entityColumns, findingColumns } from "./003-entities.ts";
+import { entityColumns, entityResultColumns, findingColumns, findingResultColumns } from "./003-entities.ts";
 import { cascade, type DialectMigration, type MigrationDb, withId } from "./helpers.ts";
 
 /**
@@ -80,13 +80,7 @@ async function replaceTable(
 
 export const resultHistory: DialectMigration = {
   async up(db, dialect) {
-    await entityColumns(withId(db.schema.createTable("entities_next"), dialect))
-      .addColumn("alias_group", "integer", (c) => c.notNull())
-      .addColumn("task_results", "text", (c) => c.notNull())
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await entityResultColumns(entityColumns(withId(db.schema.createTable("entities_next"), dialect)))
       .addColumn("version_run_id", "integer", (c) => c.notNull())
       .addColumn("entity_id", "integer")
       .addColumn("latest", "integer", (c) => c.notNull())
@@ -97,12 +91,7 @@ export const resultHistory: DialectMigration = {
       .execute();
     await replaceTable(db, dialect, "entities", "entities_next", ENTITY_COLUMNS, "entity_id");
 
-    await findingColumns(withId(db.schema.createTable("findings_next"), dialect))
-      .addColumn("collection_id", "integer", cascade("collections.id"))
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await findingResultColumns(findingColumns(withId(db.schema.createTable("findings_next"), dialect)))
       .addColumn("version_run_id", "integer", (c) => c.notNull())
       .addColumn("issue_id", "integer")
       .addColumn("latest", "integer", (c) => c.notNull())
