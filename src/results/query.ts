@@ -13,11 +13,11 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
 import {
-  type Ancestor,
   type Details,
+  type EntityRecord,
   type FindingRecord,
   findingOf,
-  type TaskResult,
+  toRecord,
 } from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
 
@@ -72,20 +72,10 @@ export interface FindingFilters {
 }
 
 /** An entity as of a run. */
-export interface EntityRow {
+export interface EntityRow extends EntityRecord {
+  /** This version's row (EntityRecord's `id` is the entity's, stable across versions). */
   rowId: number;
   entityId: number;
-  kind: string;
-  name: string;
-  details: Details;
-  scoped: boolean;
-  hidden: boolean;
-  aliasGroup: number;
-  ancestors: Ancestor[];
-  taskResults: TaskResult[];
-  firstSeen: string;
-  lastSeen: string;
-  firstRunId: number;
   address: string | null;
   port: number | null;
 }
@@ -170,60 +160,14 @@ export async function* offsetBatches<Row>(
   }
 }
 
-const ENTITY_COLUMNS = [
-  "e.id",
-  "e.entity_id",
-  "e.kind",
-  "e.name",
-  "e.details",
-  "e.scoped",
-  "e.hidden",
-  "e.alias_group",
-  "e.ancestors",
-  "e.task_results",
-  "e.first_seen",
-  "e.last_seen",
-  "e.first_run_id",
-  "e.last_run_id",
-  "e.address",
-  "e.port",
-] as const;
-
-type EntityColumns = Pick<
-  Database["entities"],
-  | "entity_id"
-  | "kind"
-  | "name"
-  | "details"
-  | "scoped"
-  | "hidden"
-  | "alias_group"
-  | "ancestors"
-  | "task_results"
-  | "first_seen"
-  | "last_seen"
-  | "first_run_id"
-  | "last_run_id"
-  | "address"
-  | "port"
-> & { id: number };
-
-function entityRow(run: ResultRun, row: EntityColumns): EntityRow {
+function entityRow(run: ResultRun, row: Selectable<Database["entities"]>): EntityRow {
+  const record = toRecord(row);
   return {
+    ...record,
     rowId: row.id,
-    entityId: row.entity_id ?? row.id,
-    kind: row.kind,
-    name: row.name,
-    details: JSON.parse(row.details),
-    scoped: row.scoped === 1,
-    hidden: row.hidden === 1,
-    aliasGroup: row.alias_group,
-    ancestors: JSON.parse(row.ancestors),
-    taskResults: JSON.parse(row.task_results),
-    firstSeen: row.first_seen,
+    entityId: record.id,
     // Only the version's last run kept its sighting time; an earlier run saw it before it finished.
     lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
-    firstRunId: row.first_run_id,
     address: row.address,
     port: row.port,
   };
@@ -459,7 +403,7 @@ export class ResultQueries {
   async services(run: ResultRun, addresses: string[]): Promise<EntityRow[]> {
     if (addresses.length === 0) return [];
     const rows = await this.#entities(run, { kinds: ["NetworkService"] })
-      .select(ENTITY_COLUMNS)
+      .selectAll("e")
       .where("e.address", "in", addresses)
       .orderBy("e.port")
       .execute();

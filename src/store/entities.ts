@@ -169,7 +169,8 @@ class Groups {
   }
 }
 
-function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
+/** A stored entity version as the repository speaks of it; its id is the entity's stable id. */
+export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
   return {
     id: row.entity_id ?? row.id,
     kind: row.kind,
