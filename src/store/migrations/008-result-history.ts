@@ -121,7 +121,8 @@ export const resultHistory: DialectMigration = {
     await db.schema
       .createIndex("entities_as_of")
       .on("entities")
-      .columns(["collection_id", "kind", "name", "version_run_id", "last_run_id"])
+      // address: the applications list keeps only probed Uris (an address) without reading rows either.
+      .columns(["collection_id", "kind", "name", "version_run_id", "last_run_id", "address"])
       .execute();
     // Domains are read in name order across their three kinds; recent by the run that first saw them.
     await db.schema
