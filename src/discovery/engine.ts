@@ -23,13 +23,14 @@ import {
   type StagedWork,
 } from "../store/entities.ts";
 import { blockAddresses } from "./addresses.ts";
-import type {
-  DiscoveryContext,
-  DiscoveryModule,
-  DiscoverySettings,
-  EntityKind,
-  EntityRef,
-  FoundEntity,
+import {
+  type DiscoveryContext,
+  type DiscoveryModule,
+  type DiscoverySettings,
+  discoveryLimits,
+  type EntityKind,
+  type EntityRef,
+  type FoundEntity,
 } from "./module.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
@@ -71,6 +72,7 @@ export function discoverySettings(config: Config): DiscoverySettings {
     concurrency: config.concurrency,
     perHostConcurrency: config.perHostConcurrency,
     rateLimit: config.rateLimit,
+    limits: discoveryLimits(config),
   };
 }
 

@@ -20,7 +20,7 @@ import {
   toFingerprints,
 } from "./fingerprint/fingerprint.ts";
 import { cloudProviders, contentChecks, isApiEndpoint } from "./http/analysis.ts";
-import { type FetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
+import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
 import { parsePage } from "./http/page.ts";
 import type { DiscoveryContext, DiscoveryModule, FoundEntity, FoundIssue } from "./module.ts";
 
@@ -263,7 +263,7 @@ export function createHttpModule(
     produces: ["Uri"],
     async run(entity, ctx) {
       const throttle = (ctx as Throttled).throttle;
-      const limits = { timeoutMs: ctx.settings.timeoutMs, ...options.limits };
+      const limits = { ...fetchLimits(ctx.settings), ...options.limits };
       for (const target of await targetsOf(entity, ctx)) {
         if (!ctx.mayTouch(target.address) || (!isIP(target.host) && !ctx.mayTouch(target.host))) {
           ctx.note(`${target.host}:${target.port} was not probed over HTTP: the deny list covers it.`);

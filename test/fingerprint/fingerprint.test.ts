@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
 import {
   detectionCpe,
   faviconHash,
@@ -10,7 +11,12 @@ import {
 } from "../../src/discovery/fingerprint/fingerprint.ts";
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
@@ -197,6 +203,7 @@ describe("banner fingerprint module", () => {
         concurrency: 1,
         perHostConcurrency: 1,
         rateLimit: 0,
+        limits: discoveryLimits(DEFAULTS),
       },
       emit: (entity) => emitted.push(entity),
       raise: (issue) => raised.push(issue),

@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
 import type { Fingerprint } from "../../src/discovery/fingerprint/types.ts";
 import { createHttpModule } from "../../src/discovery/http.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
@@ -31,6 +37,7 @@ function context(options: { deny?: string[]; signal?: AbortSignal } = {}): Disco
       concurrency: 8,
       perHostConcurrency: 4,
       rateLimit: 0,
+      limits: discoveryLimits(DEFAULTS),
     },
     emit: (entity) => collected.entities.push(entity),
     raise: (issue) => collected.issues.push(issue),
