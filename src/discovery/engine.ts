@@ -10,6 +10,7 @@
  * addresses a name resolves to, the services of an address, the certificate of a service and the block
  * of an address keep their parent's depth, so a depth limit cuts chains of names, not views of a host.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import type { Config } from "../config.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
@@ -92,6 +93,7 @@ export class DiscoveryEngine implements RunWork {
   readonly #byName: Map<string, DiscoveryModule>;
   readonly #settings: DiscoverySettings;
   readonly #throttle: Throttle;
+  #errors: Counter = { inc() {} };
   /** Scope per run, from the collection's seeds, built once per run and process. */
   readonly #scopes = new Map<number, Promise<Scope>>();
 
@@ -101,6 +103,13 @@ export class DiscoveryEngine implements RunWork {
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
     this.#settings = discoverySettings(dependencies.config);
     this.#throttle = new Throttle(this.#settings);
+  }
+
+  instrument(metrics: MetricsRegistry): void {
+    this.#errors = metrics.counter(
+      "sightline_discovery_errors_total",
+      "Discovery modules that failed on an entity (the run goes on and notes it), by module.",
+    );
   }
 
   async plan(run: RunInfo): Promise<TaskSpec[]> {
@@ -187,6 +196,7 @@ export class DiscoveryEngine implements RunWork {
       // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
       // the run: what it found so far is kept and the run says what went wrong.
       if (signal.aborted) return [];
+      this.#errors.inc({ module: module.name });
       work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${(error as Error).message}`);
     }
 
