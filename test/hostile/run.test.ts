@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { MiB, measure } from "../helpers/bounds.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { HOSTILE_NAMES, HOSTILE_ZONE, type HostileLab, startHostileLab } from "../lab/hostile.ts";
+import { HOSTILE_NAMES, HOSTILE_ZONE, type HostileLab, SMALL_CAPS, startHostileLab } from "../lab/hostile.ts";
 import { waitFor } from "../runs/helpers.ts";
 
 const DEPTH = 3;
@@ -22,15 +22,7 @@ before(async () => {
     ports: "22,80,443",
     depth: DEPTH,
     timeoutMs: 500,
-    httpMaxBodyBytes: 64 * 1024,
-    httpMaxHeaderBytes: 16 * 1024,
-    httpMaxRedirects: 3,
-    bannerMaxBytes: 64,
-    bannerTimeoutMs: 300,
-    dnsMaxRecords: 10,
-    dnsMaxTxtLength: 300,
-    axfrMaxRecords: 50,
-    tlsMaxNames: 10,
+    ...SMALL_CAPS,
   });
 });
 after(async () => {

@@ -21,22 +21,12 @@ import {
   type HostileHost,
   type HostileLab,
   SAN_COUNT,
+  SMALL_CAPS,
   startHostileLab,
 } from "../lab/hostile.ts";
 
 const TIMEOUT_MS = 500;
-/** Small caps, so each test takes moments. */
-const LIMITS: DiscoveryLimits = {
-  httpMaxBodyBytes: 64 * 1024,
-  httpMaxHeaderBytes: 16 * 1024,
-  httpMaxRedirects: 3,
-  bannerMaxBytes: 64,
-  bannerTimeoutMs: 300,
-  dnsMaxRecords: 10,
-  dnsMaxTxtLength: 300,
-  axfrMaxRecords: 120,
-  tlsMaxNames: 25,
-};
+const LIMITS: DiscoveryLimits = SMALL_CAPS;
 /** Far above what a capped module holds, far below what an uncapped one would (gigabytes). */
 const MEMORY_BOUND = 64 * MiB;
 /** Not a speed claim: a module that hangs on a target never gets here. */

@@ -69,6 +69,22 @@ export const HOSTILE_NAMES = {
   silent: `silent.${HOSTILE_ZONE}`,
 } as const;
 
+/**
+ * Small caps for tests against the hostile lab (the same keys as the configuration's), so each
+ * test takes moments and every cap is reached.
+ */
+export const SMALL_CAPS = {
+  httpMaxBodyBytes: 64 * 1024,
+  httpMaxHeaderBytes: 16 * 1024,
+  httpMaxRedirects: 3,
+  bannerMaxBytes: 64,
+  bannerTimeoutMs: 300,
+  dnsMaxRecords: 10,
+  dnsMaxTxtLength: 300,
+  axfrMaxRecords: 50,
+  tlsMaxNames: 10,
+};
+
 export const CROWD_SIZE = 1000;
 export const SAN_COUNT = 2000;
 const BIG_TXT_RECORDS = 20;

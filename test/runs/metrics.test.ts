@@ -11,14 +11,15 @@ import { DiscoveryEngine } from "../../src/discovery/engine.ts";
 import type { DiscoveryModule } from "../../src/discovery/module.ts";
 import { BullRunQueue } from "../../src/runs/bullmq-queue.ts";
 import type { RunWork } from "../../src/runs/work.ts";
+import { sample } from "../helpers/metrics.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { REDIS_URL, serviceSkipReason } from "../helpers/services.ts";
 import { dropRedisPrefix, testPrefix, waitFor } from "./helpers.ts";
 
-/** The value of one sample (`name{labels} value`) in a scrape, 0 when absent. */
-function sample(text: string, series: string): number {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+/** Asserts each series' value in a scrape; a series the scrape lacks counts as 0 (a counter not yet moved). */
+function assertSamples(text: string, expected: Record<string, number>) {
+  for (const [series, value] of Object.entries(expected))
+    assert.equal(sample(text, series) ?? 0, value, series);
 }
 
 const SEEDS = ["a.example", "broken.example", "flaky.example"];
@@ -86,8 +87,7 @@ describe("run metrics at GET /metrics", () => {
 
   test("runs by state, queue depth, tasks by module and discovery errors move with a run", async () => {
     const before = await scrape();
-    assert.equal(sample(before, 'sightline_runs{state="started"}'), 0);
-    assert.equal(sample(before, 'sightline_runs{state="finished"}'), 0);
+    assertSamples(before, { 'sightline_runs{state="started"}': 0, 'sightline_runs{state="finished"}': 0 });
     assert.match(before, /^sightline_queue_jobs\{queue="in-process",state="waiting"\} 0$/m);
 
     const created = await t.request("POST", "/api/collections", {
@@ -103,29 +103,33 @@ describe("run metrics at GET /metrics", () => {
         ? text
         : undefined;
     }, "five tasks waiting behind the held one");
-    assert.equal(sample(during, 'sightline_runs{state="started"}'), 1);
-    assert.equal(sample(during, 'sightline_queue_jobs{queue="in-process",state="running"}'), 1);
-    assert.equal(sample(during, 'sightline_discovery_tasks_started_total{module="holding"}'), 1);
-    assert.equal(sample(during, 'sightline_discovery_tasks_finished_total{module="holding"}'), 0);
+    assertSamples(during, {
+      'sightline_runs{state="started"}': 1,
+      'sightline_queue_jobs{queue="in-process",state="running"}': 1,
+      'sightline_discovery_tasks_started_total{module="holding"}': 1,
+      'sightline_discovery_tasks_finished_total{module="holding"}': 0,
+    });
 
     release();
     await waitFor(async () => {
       const { body } = await t.request("GET", `/api/collections/watched/runs/${id}`);
       return body.result.status === "finished";
     }, "the run to finish");
-    const afterRun = await scrape();
-    assert.equal(sample(afterRun, 'sightline_runs{state="started"}'), 0);
-    assert.equal(sample(afterRun, 'sightline_runs{state="finished"}'), 1);
-    for (const state of ["waiting", "running", "delayed"])
-      assert.equal(sample(afterRun, `sightline_queue_jobs{queue="in-process",state="${state}"}`), 0, state);
-    assert.equal(sample(afterRun, 'sightline_discovery_tasks_finished_total{module="holding"}'), 3);
-    assert.equal(sample(afterRun, 'sightline_discovery_tasks_finished_total{module="breaking"}'), 3);
-    // The flaky task was started twice: once failing, once finishing.
-    assert.equal(sample(afterRun, 'sightline_discovery_tasks_started_total{module="breaking"}'), 4);
-    assert.equal(sample(afterRun, 'sightline_discovery_tasks_failed_total{module="breaking"}'), 1);
-    assert.equal(sample(afterRun, 'sightline_discovery_tasks_failed_total{module="holding"}'), 0);
-    assert.equal(sample(afterRun, 'sightline_discovery_errors_total{module="breaking"}'), 1);
-    assert.equal(sample(afterRun, 'sightline_discovery_errors_total{module="holding"}'), 0);
+    assertSamples(await scrape(), {
+      'sightline_runs{state="started"}': 0,
+      'sightline_runs{state="finished"}': 1,
+      'sightline_queue_jobs{queue="in-process",state="waiting"}': 0,
+      'sightline_queue_jobs{queue="in-process",state="running"}': 0,
+      'sightline_queue_jobs{queue="in-process",state="delayed"}': 0,
+      'sightline_discovery_tasks_finished_total{module="holding"}': 3,
+      'sightline_discovery_tasks_finished_total{module="breaking"}': 3,
+      // The flaky task was started twice: once failing, once finishing.
+      'sightline_discovery_tasks_started_total{module="breaking"}': 4,
+      'sightline_discovery_tasks_failed_total{module="breaking"}': 1,
+      'sightline_discovery_tasks_failed_total{module="holding"}': 0,
+      'sightline_discovery_errors_total{module="breaking"}': 1,
+      'sightline_discovery_errors_total{module="holding"}': 0,
+    });
   });
 });
 
