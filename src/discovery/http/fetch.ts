@@ -114,7 +114,7 @@ function decoderFor(encoding: string | undefined) {
  * nothing at all) costs more than the bound. A body cut short (the time bound, a reset, broken
  * compression) keeps what arrived and says it was truncated.
  */
-export async function readBoundedBody(
+async function readBoundedBody(
   body: Readable,
   encoding: string | undefined,
   bound: number,
@@ -122,6 +122,8 @@ export async function readBoundedBody(
   const kept = new BoundedBuffer(bound);
   const decoder = decoderFor(encoding);
   let cut = false;
+  /** An empty compressed body (a 204, a HEAD): nothing to decode, nothing cut. */
+  let empty = false;
   try {
     let source: AsyncIterable<unknown> = body;
     if (decoder) {
@@ -129,8 +131,11 @@ export async function readBoundedBody(
       let wire = 0;
       let ended = false;
       const end = () => {
-        if (!ended) decoder.end();
+        if (ended) return;
         ended = true;
+        empty = wire === 0;
+        if (empty) decoder.destroy();
+        else decoder.end();
       };
       body.on("data", (chunk: Buffer) => {
         if (ended) return;
@@ -152,7 +157,7 @@ export async function readBoundedBody(
     }
     for await (const chunk of source) if (!kept.add(chunk as Buffer)) break;
   } catch {
-    cut = true;
+    cut = !empty;
   } finally {
     decoder?.destroy();
     body.destroy();
