@@ -60,7 +60,10 @@ export interface DiscoveryContext {
   raise(issue: FoundIssue): void;
   /** A note on the run (a seed that did not resolve, a name server that timed out). */
   note(message: string): void;
-  /** Is this address allowed to be touched (deny and allow lists)? */
+  /**
+   * May this address be connected to, or this host name be sent a request (deny and allow lists)? Every
+   * spelling of an address counts as the address it reaches (IPv4-mapped, NAT64).
+   */
   mayTouch(address: string): boolean;
 }
 

@@ -21,7 +21,8 @@ before(async () => {
     scanAllow: [lab.block],
     ports: "22,80,443",
     depth: DEPTH,
-    timeoutMs: 500,
+    // Long enough for every lab answer to arrive on a busy machine; the trickling servers are cut at it.
+    timeoutMs: 1500,
     ...SMALL_CAPS,
   });
 });

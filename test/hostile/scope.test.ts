@@ -61,7 +61,7 @@ before(async () => {
       scanAllow: [`${lab.base}.0.0/16`],
       scanDeny: [deniedBlock(lab.base)],
       ports: `22,80,443,${port}`,
-      timeoutMs: 500,
+      timeoutMs: 1500,
     },
     discoveryModules(),
   );

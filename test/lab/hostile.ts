@@ -325,9 +325,14 @@ function muteBanner(socket: Socket): void {
   socket.on("error", () => {});
 }
 
+/** The identification line's start and then bytes without end, the first of them in one segment. */
 function endlessBanner(socket: Socket): void {
-  socket.write("SSH-2.0-");
-  flood(socket, () => KILOBYTES_64);
+  let first = true;
+  flood(socket, () => {
+    if (!first) return KILOBYTES_64;
+    first = false;
+    return Buffer.concat([Buffer.from("SSH-2.0-"), KILOBYTES_64]);
+  });
 }
 
 // --- DNS -----------------------------------------------------------------------------------------
