@@ -262,6 +262,8 @@ export function createHttpModule(
     consumes: ["NetworkService", "Uri"],
     produces: ["Uri"],
     async run(entity, ctx) {
+      // An application this module emitted comes back as a Uri to explore: it was probed already.
+      if (entity.kind === "Uri" && entity.details?.response_data_hash !== undefined) return;
       const throttle = (ctx as Throttled).throttle;
       const limits = { ...fetchLimits(ctx.settings), ...options.limits };
       for (const target of await targetsOf(entity, ctx)) {

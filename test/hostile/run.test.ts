@@ -21,6 +21,8 @@ before(async () => {
     scanAllow: [lab.block],
     ports: "22,80,443",
     depth: DEPTH,
+    // Many targets wait out a time bound at once; more tasks in flight keep the run short.
+    taskConcurrency: 32,
     // Long enough for every lab answer to arrive on a busy machine; the trickling servers are cut at it.
     timeoutMs: 1500,
     ...SMALL_CAPS,

@@ -289,6 +289,17 @@ describe("web probing", () => {
     assert.deepEqual(cancelled.entities, []);
   });
 
+  it("does not probe again an application it found when it comes back as a Uri", async () => {
+    const uri = `http://127.0.0.1:${servers.cleanHttp.port}`;
+    const probed = context();
+    await createHttpModule().run({ kind: "Uri", name: uri }, probed);
+    const [application] = probed.entities;
+    assert.equal(application?.name, `${uri}`.replace(/\/$/, ""));
+    const again = context({ deny: ["127.0.0.1"] });
+    await createHttpModule().run(application!, again);
+    assert.deepEqual([again.entities, again.notes], [[], []], "no request was even considered");
+  });
+
   it("leaves services that are not web alone", async () => {
     const ctx = context();
     await createHttpModule().run(
