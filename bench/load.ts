@@ -242,7 +242,7 @@ export const loadBench = {
       const errors = (f: Figures) => f.status + f.connect + f.read + f.write + f.timeout;
       const ratio = apiFigures.p99_us / Math.max(1, healthFigures.p99_us);
       const lines = [
-        `wrk, ${THREADS} threads and ${CONNECTIONS} connections for ${SECONDS} s per phase, against one server (SQLite, in-process queue, ${2} runs at once) while two runs over ${HOSTS / 2} lab hosts each (top-100 ports) execute; each run is forced again the moment it ends. The API mix is six reads (collections, a collection, its runs, pages of hosts) and four writes (add a seed, force a run, create a collection, delete its seeds) in ten; the baseline is GET /healthz (one database round trip) under the same load.`,
+        `wrk, ${THREADS} threads and ${CONNECTIONS} connections for ${SECONDS} s per phase, against one server (SQLite, in-process queue, SIGHTLINE_RUN_CONCURRENCY 2) while two runs over ${HOSTS / 2} lab hosts each (top-100 ports) execute; each run is forced again the moment it ends. The API mix is six reads (collections, a collection, its runs, pages of hosts) and four writes (add a seed, force a run, create a collection, delete its seeds) in ten; the baseline is GET /healthz (one database round trip) under the same load.`,
         "",
         "| load | requests | requests/s | p50 | p99 | max | errors |",
         "|---|---:|---:|---:|---:|---:|---:|",
