@@ -12,6 +12,7 @@ import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
 import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { webRoutes } from "./web.ts";
 
 export interface AppOptions {
   logger?: boolean | LogSettings;
@@ -20,6 +21,8 @@ export interface AppOptions {
   healthChecks?: Record<string, HealthCheck>;
   /** Resource plugins added by later layers (runs, results), registered under /api/collections. */
   collectionPlugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  /** Folder of the built dashboard; default src/web/dist. */
+  webRoot?: string;
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -61,5 +64,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     },
     { prefix: "/api/collections" },
   );
+  await app.register(webRoutes, { root: options.webRoot });
   return app;
 }
