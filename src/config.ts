@@ -120,7 +120,7 @@ export const DEFAULTS: Config = {
 };
 
 /** Environment variable → configuration key. */
-const ENVIRONMENT: Record<string, keyof Config> = {
+export const ENVIRONMENT: Record<string, keyof Config> = {
   PORT: "port",
   HOST: "host",
   SIGHTLINE_DATA_DIR: "dataDir",

@@ -1,20 +1,22 @@
 /** The discovery caps in the configuration: read from the environment, checked with a sentence. */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { ConfigError, type DEFAULTS, loadConfig } from "../../src/config.ts";
+import { type Config, ConfigError, DEFAULTS, ENVIRONMENT, loadConfig } from "../../src/config.ts";
 import { discoveryLimits } from "../../src/discovery/module.ts";
 
-const CAPS: Record<string, keyof typeof DEFAULTS> = {
-  SIGHTLINE_HTTP_MAX_BODY_BYTES: "httpMaxBodyBytes",
-  SIGHTLINE_HTTP_MAX_HEADER_BYTES: "httpMaxHeaderBytes",
-  SIGHTLINE_HTTP_MAX_REDIRECTS: "httpMaxRedirects",
-  SIGHTLINE_BANNER_MAX_BYTES: "bannerMaxBytes",
-  SIGHTLINE_BANNER_TIMEOUT_MS: "bannerTimeoutMs",
-  SIGHTLINE_DNS_MAX_RECORDS: "dnsMaxRecords",
-  SIGHTLINE_DNS_MAX_TXT_LENGTH: "dnsMaxTxtLength",
-  SIGHTLINE_AXFR_MAX_RECORDS: "axfrMaxRecords",
-  SIGHTLINE_TLS_MAX_NAMES: "tlsMaxNames",
-};
+/** The caps' environment variables: every one a discovery limit. */
+const limitKeys = Object.keys(discoveryLimits(DEFAULTS)) as Array<keyof Config>;
+const CAPS: Record<string, keyof Config> = Object.fromEntries(
+  Object.entries(ENVIRONMENT).filter(([, key]) => limitKeys.includes(key)),
+);
+
+test("every discovery cap has an environment variable, documented in the README's configuration table", () => {
+  assert.deepEqual(Object.values(CAPS).sort(), [...limitKeys].sort());
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  for (const [variable, key] of Object.entries(CAPS))
+    assert.ok(readme.includes(`| \`${variable}\` | \`${key}\` | \`${DEFAULTS[key]}\` |`), variable);
+});
 
 test("every discovery cap is read from its environment variable and reaches discovery's settings", () => {
   const environment = Object.fromEntries(
@@ -22,7 +24,6 @@ test("every discovery cap is read from its environment variable and reaches disc
   );
   const limits = discoveryLimits(loadConfig(environment));
   assert.deepEqual(limits, Object.fromEntries(Object.values(CAPS).map((key, i) => [key, 4096 + i])));
-  assert.deepEqual(Object.keys(limits).sort(), Object.values(CAPS).sort());
 });
 
 test("a cap too small to be useful stops the start with a sentence naming the variable", () => {
