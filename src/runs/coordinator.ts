@@ -7,6 +7,7 @@
  * no task is left lets exactly one process call `finish`. Every transition is a compare-and-set in the
  * store, so any number of processes may run coordinators over the same runs.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import { nowIso } from "../core/formats.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
 import { HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
@@ -36,6 +37,35 @@ export interface CoordinatorOptions {
   timeLimitSeconds: number;
   taskAttempts: number;
   log?: RunLog;
+  /** Where task counters go (GET /metrics); none in a process without it. */
+  metrics?: MetricsRegistry;
+}
+
+/** Counters of the tasks this process ran, by discovery module (the task's kind). */
+interface TaskCounters {
+  started: Counter;
+  finished: Counter;
+  failed: Counter;
+}
+
+const NO_COUNTER: Counter = { inc() {} };
+
+function taskCounters(metrics: MetricsRegistry | undefined): TaskCounters {
+  if (!metrics) return { started: NO_COUNTER, finished: NO_COUNTER, failed: NO_COUNTER };
+  return {
+    started: metrics.counter(
+      "sightline_discovery_tasks_started_total",
+      "Discovery tasks this process began, by module.",
+    ),
+    finished: metrics.counter(
+      "sightline_discovery_tasks_finished_total",
+      "Discovery tasks this process completed, by module.",
+    ),
+    failed: metrics.counter(
+      "sightline_discovery_tasks_failed_total",
+      "Attempts of discovery tasks that failed in this process (retried, or failing their run), by module.",
+    ),
+  };
 }
 
 export type CancelOutcome = "cancelled" | "ended" | "finishing";
@@ -52,6 +82,7 @@ export class RunCoordinator implements JobHandler {
   private readonly taskAttempts: number;
   private readonly inFlight: InFlight;
   private readonly infos = new Map<number, RunInfo>();
+  private readonly counters: TaskCounters;
 
   constructor(options: CoordinatorOptions) {
     this.repository = options.repository;
@@ -61,6 +92,7 @@ export class RunCoordinator implements JobHandler {
     this.timeLimitSeconds = options.timeLimitSeconds;
     this.taskAttempts = options.taskAttempts;
     this.log = options.log ?? SILENT;
+    this.counters = taskCounters(options.metrics);
     this.inFlight = new InFlight({
       watch: (runIds) => this.watch(runIds),
       pollMs: WATCH_MS,
@@ -209,6 +241,8 @@ export class RunCoordinator implements JobHandler {
     }
     const info = await this.info(runId);
     if (!info) return;
+    const module = { module: task.kind };
+    this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);
     let followUps: Awaited<ReturnType<RunWork["execute"]>>;
     try {
@@ -226,6 +260,7 @@ export class RunCoordinator implements JobHandler {
     // Done, even if a shutdown began meanwhile: keep the work.
     const added = await this.repository.completeTask(runId, task.id, followUps, this.worker);
     if (added === undefined) return;
+    this.counters.finished.inc(module);
     if (added.length > 0)
       await this.queue.enqueue(
         added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
@@ -235,7 +270,7 @@ export class RunCoordinator implements JobHandler {
 
   private async taskFailed(
     run: RunRow,
-    task: { id: number; key: string; attempts: number },
+    task: { id: number; key: string; kind: string; attempts: number },
     error: unknown,
     signal: AbortSignal,
   ): Promise<void> {
@@ -246,6 +281,7 @@ export class RunCoordinator implements JobHandler {
       return;
     }
     const message = messageOf(error);
+    this.counters.failed.inc({ module: task.kind });
     await this.repository.releaseTask(task.id, { error: message });
     if (task.attempts >= this.taskAttempts) {
       await this.fail(
