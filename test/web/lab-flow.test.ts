@@ -50,7 +50,7 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
       scanAllow: ["127.0.0.0/8"],
       timeoutMs: 1000,
     });
-    ({ browser, page } = await openBrowser(15_000));
+    ({ browser, page } = await openBrowser());
     await signIn(page, `${t.url}/collections/new`, t.admin);
   });
   after(async () => {
