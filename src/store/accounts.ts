@@ -133,6 +133,17 @@ export class AccountsRepository {
       .execute();
   }
 
+  /** The teams a user is a member of, by id. */
+  teamsOf(userId: number) {
+    return this.db
+      .selectFrom("team_members")
+      .innerJoin("teams", "teams.id", "team_members.team_id")
+      .select(["teams.id", "teams.name"])
+      .where("team_members.user_id", "=", userId)
+      .orderBy("teams.id")
+      .execute();
+  }
+
   async teamIdsOf(userId: number): Promise<number[]> {
     const rows = await this.db
       .selectFrom("team_members")
