@@ -233,14 +233,19 @@ export class AccountsRepository {
     // the same time, so timing does not tell an attacker which access keys exist.
     const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
+    const teamIds = await this.teamIdsOf(row.user_id);
     return {
       userId: row.user_id,
       userName: row.user_name,
       accountId: row.account_id,
       accountStatus: row.status,
       isAdmin: row.is_admin === 1,
-      defaultTeamId: row.default_team_id,
-      teamIds: await this.teamIdsOf(row.user_id),
+      // Membership, not history, grants a team: a default team the user has left is no default.
+      defaultTeamId:
+        row.default_team_id !== null && teamIds.includes(row.default_team_id)
+          ? row.default_team_id
+          : (teamIds[0] ?? null),
+      teamIds,
     };
   }
 }

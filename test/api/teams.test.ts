@@ -61,6 +61,24 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(refused.status, 403);
     });
 
+    test("a default team the user has left is no default: creation goes to a team they are in", async () => {
+      const { accounts } = t.server.services;
+      const user = (await accounts.findUser("dana"))!;
+      await accounts.removeMember(teams.red, user.id);
+      try {
+        const listed = await t.request("GET", "/api/teams", { keys: member });
+        assert.deepEqual(listed.body.result, [{ id: teams.blue, name: "blue", default: true }]);
+        const created = await t.request("POST", "/api/collections", {
+          keys: member,
+          body: { name: "after-leaving" },
+        });
+        assert.equal(created.status, 200, JSON.stringify(created.body));
+        assert.equal(created.body.result.team_id, teams.blue);
+      } finally {
+        await accounts.addMember(teams.red, user.id);
+      }
+    });
+
     test("without keys, or with a wrong pair, the error envelope says so", async () => {
       for (const keys of [null, { accessKey: member.accessKey, secretKey: "wrong-secret" }]) {
         const response = await t.request("GET", "/api/teams", { keys });
