@@ -30,6 +30,24 @@ export interface Config {
   /** Network operations per second across a run (0 = unlimited). */
   rateLimit: number;
   timeoutMs: number;
+  /** Bytes of an HTTP response body kept (after decompression; the rest is not read). */
+  httpMaxBodyBytes: number;
+  /** Largest HTTP response header section accepted, in bytes. */
+  httpMaxHeaderBytes: number;
+  /** Redirects followed from one URL. */
+  httpMaxRedirects: number;
+  /** Bytes of a service's greeting kept by the port scan. */
+  bannerMaxBytes: number;
+  /** How long the port scan waits for a greeting once connected. */
+  bannerTimeoutMs: number;
+  /** Records of one type kept per DNS name (addresses, name servers, mail exchangers, TXT, …). */
+  dnsMaxRecords: number;
+  /** Characters of one TXT record kept. */
+  dnsMaxTxtLength: number;
+  /** Records read from one zone transfer. */
+  axfrMaxRecords: number;
+  /** DNS names taken from one certificate (subject and alternative names). */
+  tlsMaxNames: number;
   runTimeLimitSeconds: number;
   runConcurrency: number;
   /** Largest accepted request body in bytes. */
@@ -82,6 +100,15 @@ export const DEFAULTS: Config = {
   perHostConcurrency: 64,
   rateLimit: 0,
   timeoutMs: 3000,
+  httpMaxBodyBytes: 512 * 1024,
+  httpMaxHeaderBytes: 64 * 1024,
+  httpMaxRedirects: 5,
+  bannerMaxBytes: 1024,
+  bannerTimeoutMs: 1500,
+  dnsMaxRecords: 100,
+  dnsMaxTxtLength: 4096,
+  axfrMaxRecords: 20_000,
+  tlsMaxNames: 500,
   runTimeLimitSeconds: 3600,
   runConcurrency: 2,
   bodyLimit: 1024 * 1024,
@@ -105,7 +132,7 @@ export const DEFAULTS: Config = {
 };
 
 /** Environment variable → configuration key. */
-const ENVIRONMENT: Record<string, keyof Config> = {
+export const ENVIRONMENT: Record<string, keyof Config> = {
   PORT: "port",
   HOST: "host",
   SIGHTLINE_DATA_DIR: "dataDir",
@@ -121,6 +148,15 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_PER_HOST_CONCURRENCY: "perHostConcurrency",
   SIGHTLINE_RATE_LIMIT: "rateLimit",
   SIGHTLINE_TIMEOUT_MS: "timeoutMs",
+  SIGHTLINE_HTTP_MAX_BODY_BYTES: "httpMaxBodyBytes",
+  SIGHTLINE_HTTP_MAX_HEADER_BYTES: "httpMaxHeaderBytes",
+  SIGHTLINE_HTTP_MAX_REDIRECTS: "httpMaxRedirects",
+  SIGHTLINE_BANNER_MAX_BYTES: "bannerMaxBytes",
+  SIGHTLINE_BANNER_TIMEOUT_MS: "bannerTimeoutMs",
+  SIGHTLINE_DNS_MAX_RECORDS: "dnsMaxRecords",
+  SIGHTLINE_DNS_MAX_TXT_LENGTH: "dnsMaxTxtLength",
+  SIGHTLINE_AXFR_MAX_RECORDS: "axfrMaxRecords",
+  SIGHTLINE_TLS_MAX_NAMES: "tlsMaxNames",
   SIGHTLINE_RUN_TIME_LIMIT: "runTimeLimitSeconds",
   SIGHTLINE_RUN_CONCURRENCY: "runConcurrency",
   SIGHTLINE_BODY_LIMIT: "bodyLimit",
@@ -213,6 +249,19 @@ function check(config: Config): void {
   if (!/^[A-Za-z0-9_.-]+$/.test(config.redisPrefix))
     throw new ConfigError("SIGHTLINE_REDIS_PREFIX must be letters, digits, _ . or -");
   if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
+  const atLeast: Array<[keyof Config, string, number, string]> = [
+    ["httpMaxBodyBytes", "SIGHTLINE_HTTP_MAX_BODY_BYTES", 1024, "bytes"],
+    ["httpMaxHeaderBytes", "SIGHTLINE_HTTP_MAX_HEADER_BYTES", 1024, "bytes"],
+    ["bannerMaxBytes", "SIGHTLINE_BANNER_MAX_BYTES", 16, "bytes"],
+    ["bannerTimeoutMs", "SIGHTLINE_BANNER_TIMEOUT_MS", 1, "millisecond"],
+    ["dnsMaxRecords", "SIGHTLINE_DNS_MAX_RECORDS", 1, "record"],
+    ["dnsMaxTxtLength", "SIGHTLINE_DNS_MAX_TXT_LENGTH", 255, "characters"],
+    ["axfrMaxRecords", "SIGHTLINE_AXFR_MAX_RECORDS", 1, "record"],
+    ["tlsMaxNames", "SIGHTLINE_TLS_MAX_NAMES", 1, "name"],
+  ];
+  for (const [key, variable, minimum, unit] of atLeast)
+    if ((config[key] as number) < minimum)
+      throw new ConfigError(`${variable} must be at least ${minimum} ${unit}, not ${config[key]}`);
   if (config.bodyLimit < 1024) throw new ConfigError("SIGHTLINE_BODY_LIMIT must be at least 1024 bytes");
   if (config.authFailureLimit < 1)
     throw new ConfigError("SIGHTLINE_AUTH_FAILURE_LIMIT must be at least 1 failed attempt per minute");

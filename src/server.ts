@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.ts";
 import type { Services } from "./api/context.ts";
 import type { LogSettings } from "./api/logging.ts";
+import { MetricsRegistry } from "./api/metrics.ts";
 import { runRoutes } from "./api/runs.ts";
 import type { Config } from "./config.ts";
 import { createRunSystem, type RunSystem } from "./runs/runtime.ts";
@@ -42,13 +43,16 @@ export async function startServer(
       announce("Using the key pair from SIGHTLINE_BOOTSTRAP_ACCESS_KEY / SIGHTLINE_BOOTSTRAP_SECRET_KEY.");
     }
   }
+  const metrics = new MetricsRegistry();
   const webhooks = createWebhookSystem(services);
   const runs = createRunSystem(services, {
     role: "server",
     work: await (options.runWork ?? loadRunWork)(services),
+    metrics,
     hooks: [webhooks.hook],
   });
   const app = await buildApp(services, {
+    metrics,
     logger: options.logger ?? false,
     healthChecks: runs.healthChecks,
     collectionPlugins: [runRoutes(runs.coordinator)],

@@ -12,6 +12,7 @@ import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
 import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { teamRoutes } from "./teams.ts";
 import { webRoutes } from "./web.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
@@ -66,6 +67,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     },
     { prefix: "/api/collections" },
   );
+  await app.register(teamRoutes, { prefix: "/api/teams" });
   await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

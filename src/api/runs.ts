@@ -9,7 +9,7 @@ import type { RunRow } from "../runs/repository.ts";
 import { mayRun } from "../runs/scan-rate.ts";
 import { RUN_STATUSES } from "../store/schema.ts";
 import { visibleCollection } from "./collections.ts";
-import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
+import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR, RecordId } from "./schemas.ts";
 
 const Timestamp = (description: string) =>
   Type.Union([Type.String(), Type.Null()], {
@@ -42,7 +42,7 @@ export const Run = Type.Object({
 
 const RunParams = Type.Object({
   collection_name: Type.String(),
-  id: Type.Integer({ minimum: 1, description: "The run's id, as listed." }),
+  id: RecordId("The run's id, as listed."),
 });
 
 const errorResponse = (description: string) => ({ ...Type.Ref("ErrorEnvelope"), description });

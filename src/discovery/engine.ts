@@ -10,6 +10,7 @@
  * addresses a name resolves to, the services of an address, the certificate of a service and the block
  * of an address keep their parent's depth, so a depth limit cuts chains of names, not views of a host.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import type { Config } from "../config.ts";
 import { strings } from "../core/details.ts";
 import { entityTypeName } from "../core/formats.ts";
@@ -25,13 +26,14 @@ import {
   type StagedWork,
 } from "../store/entities.ts";
 import { blockAddresses } from "./addresses.ts";
-import type {
-  DiscoveryContext,
-  DiscoveryModule,
-  DiscoverySettings,
-  EntityKind,
-  EntityRef,
-  FoundEntity,
+import {
+  type DiscoveryContext,
+  type DiscoveryModule,
+  type DiscoverySettings,
+  discoveryLimits,
+  type EntityKind,
+  type EntityRef,
+  type FoundEntity,
 } from "./module.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
@@ -74,6 +76,7 @@ export function discoverySettings(config: Config): DiscoverySettings {
     concurrency: config.concurrency,
     perHostConcurrency: config.perHostConcurrency,
     rateLimit: config.rateLimit,
+    limits: discoveryLimits(config),
   };
 }
 
@@ -93,6 +96,7 @@ export class DiscoveryEngine implements RunWork {
   readonly #byName: Map<string, DiscoveryModule>;
   readonly #settings: DiscoverySettings;
   readonly #throttle: Throttle;
+  #errors: Counter = { inc() {} };
   /** Scope per run, from the collection's seeds, built once per run and process. */
   readonly #scopes = new Map<number, Promise<Scope>>();
 
@@ -102,6 +106,13 @@ export class DiscoveryEngine implements RunWork {
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
     this.#settings = discoverySettings(dependencies.config);
     this.#throttle = new Throttle(this.#settings);
+  }
+
+  instrument(metrics: MetricsRegistry): void {
+    this.#errors = metrics.counter(
+      "sightline_discovery_errors_total",
+      "Discovery modules that failed on an entity (the run goes on and notes it), by module.",
+    );
   }
 
   async plan(run: RunInfo): Promise<TaskSpec[]> {
@@ -188,6 +199,7 @@ export class DiscoveryEngine implements RunWork {
       // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
       // the run: what it found so far is kept and the run says what went wrong.
       if (signal.aborted) return [];
+      this.#errors.inc({ module: module.name });
       work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${(error as Error).message}`);
     }
 

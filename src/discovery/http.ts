@@ -21,7 +21,7 @@ import {
   toFingerprints,
 } from "./fingerprint/fingerprint.ts";
 import { cloudProviders, contentChecks, isApiEndpoint } from "./http/analysis.ts";
-import { type FetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
+import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
 import { parsePage } from "./http/page.ts";
 import type { DiscoveryContext, DiscoveryModule, FoundEntity, FoundIssue } from "./module.ts";
 import { parseServiceName } from "./ports.ts";
@@ -279,7 +279,9 @@ export function createHttpModule(
     wants: (entity) => entity.kind !== "NetworkService" || isWebService(entity.details ?? {}),
     workKey: applicationKey,
     async run(entity, ctx) {
-      const limits = { timeoutMs: ctx.settings.timeoutMs, ...options.limits };
+      // An application this module emitted comes back as a Uri to explore: it was probed already.
+      if (entity.kind === "Uri" && entity.details?.response_data_hash !== undefined) return;
+      const limits = { ...fetchLimits(ctx.settings), ...options.limits };
       const target = await targetOf(entity, ctx);
       if (!target) return;
       if (!ctx.mayTouch(target.address) || (!isIP(target.host) && !ctx.mayTouch(target.host))) {

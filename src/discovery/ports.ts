@@ -8,10 +8,6 @@ import { isIPv6, Socket } from "node:net";
 import type { DiscoveryModule } from "./module.ts";
 import { identifyService, osFromBanner, SILENT_PORTS } from "./services.ts";
 
-/** Longest wait for a greeting once connected: SSH, SMTP and FTP greet at once; a slow one still shows. */
-const BANNER_BOUND_MS = 1500;
-const BANNER_BYTES = 1024;
-
 export type PortState =
   | { open: true; greeting?: Buffer }
   | { open: false; reason: "closed" | "timeout" | "error" };
@@ -30,6 +26,7 @@ export class TcpProber {
   readonly #inFlight = new Set<Probe>();
   readonly #timeoutMs: number;
   readonly #bannerMs: (port: number) => number;
+  readonly #bannerBytes: number;
   readonly #signal: AbortSignal;
   readonly #sweep: NodeJS.Timeout;
   readonly #onAbort = () => {
@@ -37,9 +34,19 @@ export class TcpProber {
       probe.settle(probe.connected ? { open: true } : { open: false, reason: "error" });
   };
 
-  constructor(options: { timeoutMs: number; bannerMs: (port: number) => number; signal: AbortSignal }) {
+  /**
+   * `bannerMs`: how long to wait for a greeting on a port once connected (0: not at all); `bannerBytes`:
+   * how much of it to keep. A service that never speaks, never stops or never closes costs no more.
+   */
+  constructor(options: {
+    timeoutMs: number;
+    bannerMs: (port: number) => number;
+    bannerBytes: number;
+    signal: AbortSignal;
+  }) {
     this.#timeoutMs = options.timeoutMs;
     this.#bannerMs = options.bannerMs;
+    this.#bannerBytes = options.bannerBytes;
     this.#signal = options.signal;
     this.#signal.addEventListener("abort", this.#onAbort, { once: true });
     const tick = Math.max(10, Math.min(100, Math.floor(options.timeoutMs / 10)));
@@ -79,7 +86,7 @@ export class TcpProber {
       );
       // A greeting is written in one go (a line, or a binary handshake such as MySQL's): the first segment is it.
       socket.on("data", (chunk: Buffer) =>
-        probe.settle({ open: true, greeting: chunk.subarray(0, BANNER_BYTES) }),
+        probe.settle({ open: true, greeting: Buffer.from(chunk.subarray(0, this.#bannerBytes)) }),
       );
       socket.connect(port, host, () => {
         probe.connected = true;
@@ -122,11 +129,13 @@ export const portScan: DiscoveryModule = {
       );
       return;
     }
-    const { ports, timeoutMs, perHostConcurrency } = ctx.settings;
-    const bannerMs = Math.min(BANNER_BOUND_MS, timeoutMs);
+    const { ports, timeoutMs, perHostConcurrency, limits } = ctx.settings;
+    // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
+    const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
     const prober = new TcpProber({
       timeoutMs,
       bannerMs: (port) => (SILENT_PORTS.has(port) ? 0 : bannerMs),
+      bannerBytes: limits.bannerMaxBytes,
       signal: ctx.signal,
     });
     const open: number[] = [];

@@ -7,6 +7,7 @@
  * no task is left lets exactly one process call `finish`. Every transition is a compare-and-set in the
  * store, so any number of processes may run coordinators over the same runs.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import { nowIso } from "../core/formats.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
 import { HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
@@ -46,6 +47,35 @@ export interface CoordinatorOptions {
   taskAttempts: number;
   log?: RunLog;
   hooks?: RunHook[];
+  /** Where task counters go (GET /metrics); none in a process without it. */
+  metrics?: MetricsRegistry;
+}
+
+/** Counters of the tasks this process ran, by discovery module (the task's kind). */
+interface TaskCounters {
+  started: Counter;
+  finished: Counter;
+  failed: Counter;
+}
+
+const NO_COUNTER: Counter = { inc() {} };
+
+function taskCounters(metrics: MetricsRegistry | undefined): TaskCounters {
+  if (!metrics) return { started: NO_COUNTER, finished: NO_COUNTER, failed: NO_COUNTER };
+  return {
+    started: metrics.counter(
+      "sightline_discovery_tasks_started_total",
+      "Discovery tasks this process began, by module.",
+    ),
+    finished: metrics.counter(
+      "sightline_discovery_tasks_finished_total",
+      "Discovery tasks this process completed, by module.",
+    ),
+    failed: metrics.counter(
+      "sightline_discovery_tasks_failed_total",
+      "Attempts of discovery tasks that failed in this process (retried, or failing their run), by module.",
+    ),
+  };
 }
 
 export type CancelOutcome = "cancelled" | "ended" | "finishing";
@@ -63,6 +93,7 @@ export class RunCoordinator implements JobHandler {
   private readonly inFlight: InFlight;
   private readonly infos = new Map<number, RunInfo>();
   private readonly hooks: RunHook[];
+  private readonly counters: TaskCounters;
 
   constructor(options: CoordinatorOptions) {
     this.repository = options.repository;
@@ -73,6 +104,7 @@ export class RunCoordinator implements JobHandler {
     this.taskAttempts = options.taskAttempts;
     this.log = options.log ?? SILENT;
     this.hooks = options.hooks ?? [];
+    this.counters = taskCounters(options.metrics);
     this.inFlight = new InFlight({
       watch: (runIds) => this.watch(runIds),
       pollMs: WATCH_MS,
@@ -223,6 +255,8 @@ export class RunCoordinator implements JobHandler {
     }
     const info = await this.info(runId);
     if (!info) return;
+    const module = { module: task.kind };
+    this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);
     let followUps: Awaited<ReturnType<RunWork["execute"]>>;
     try {
@@ -240,6 +274,7 @@ export class RunCoordinator implements JobHandler {
     // Done, even if a shutdown began meanwhile: keep the work.
     const added = await this.repository.completeTask(runId, task.id, followUps, this.worker);
     if (added === undefined) return;
+    this.counters.finished.inc(module);
     if (added.length > 0)
       await this.queue.enqueue(
         added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
@@ -249,7 +284,7 @@ export class RunCoordinator implements JobHandler {
 
   private async taskFailed(
     run: RunRow,
-    task: { id: number; key: string; attempts: number },
+    task: { id: number; key: string; kind: string; attempts: number },
     error: unknown,
     signal: AbortSignal,
   ): Promise<void> {
@@ -260,6 +295,7 @@ export class RunCoordinator implements JobHandler {
       return;
     }
     const message = messageOf(error);
+    this.counters.failed.inc({ module: task.kind });
     await this.repository.releaseTask(task.id, { error: message });
     if (task.attempts >= this.taskAttempts) {
       await this.fail(

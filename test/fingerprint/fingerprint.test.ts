@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
+import { DEFAULTS } from "../../src/config.ts";
 import {
   detectionCpe,
   faviconHash,
@@ -12,7 +13,12 @@ import {
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
 import { requiredLiteral } from "../../src/discovery/fingerprint/web-rules.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
 import { identifyService } from "../../src/discovery/services.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
@@ -242,6 +248,7 @@ describe("banner fingerprint module", () => {
         concurrency: 1,
         perHostConcurrency: 1,
         rateLimit: 0,
+        limits: discoveryLimits(DEFAULTS),
       },
       emit: (entity) => emitted.push(entity),
       raise: (issue) => raised.push(issue),

@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
 import type { Fingerprint } from "../../src/discovery/fingerprint/types.ts";
 import { createHttpModule } from "../../src/discovery/http.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
@@ -31,6 +37,7 @@ function context(options: { deny?: string[]; signal?: AbortSignal } = {}): Disco
       concurrency: 8,
       perHostConcurrency: 4,
       rateLimit: 0,
+      limits: discoveryLimits(DEFAULTS),
     },
     emit: (entity) => collected.entities.push(entity),
     raise: (issue) => collected.issues.push(issue),
@@ -297,6 +304,17 @@ describe("web probing", () => {
     const cancelled = context({ signal: controller.signal });
     await createHttpModule().run(service(servers.cleanHttp.port), cancelled);
     assert.deepEqual(cancelled.entities, []);
+  });
+
+  it("does not probe again an application it found when it comes back as a Uri", async () => {
+    const uri = `http://127.0.0.1:${servers.cleanHttp.port}`;
+    const probed = context();
+    await createHttpModule().run({ kind: "Uri", name: uri }, probed);
+    const [application] = probed.entities;
+    assert.equal(application?.name, `${uri}`.replace(/\/$/, ""));
+    const again = context({ deny: ["127.0.0.1"] });
+    await createHttpModule().run(application!, again);
+    assert.deepEqual([again.entities, again.notes], [[], []], "no request was even considered");
   });
 
   it("leaves services that are not web alone", async () => {

@@ -22,9 +22,10 @@ export function chromiumSkipReason(): string | undefined {
 
 /**
  * A fresh browser on a built dashboard: Chromium, one page of a desktop-sized window, patient enough
- * for a polling page (`timeoutMs` per wait).
+ * for a polling page on a loaded two-core machine (`timeoutMs` per wait). A wait ends as soon as its
+ * condition holds, so the bound only decides how long a real failure takes to be reported.
  */
-export async function openBrowser(timeoutMs = 10_000): Promise<{ browser: Browser; page: Page }> {
+export async function openBrowser(timeoutMs = 30_000): Promise<{ browser: Browser; page: Page }> {
   await ensureDashboardBuilt();
   const browser = await launchChromium();
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();

@@ -16,8 +16,14 @@ describe("dashboard in Chromium", { skip }, () => {
   let browser: Browser;
   let page: Page;
 
+  let blue: number;
+
   before(async () => {
     t = await startTestServer("sqlite");
+    // The admin is also in a second team, so the team choice has something to choose.
+    const { accounts } = t.server.services;
+    blue = (await accounts.createTeam((await accounts.findAccount("default"))!.id, "blue")).id;
+    await accounts.addMember(blue, (await accounts.findUser("admin"))!.id);
     ({ browser, page } = await openBrowser());
   });
   after(async () => {
@@ -94,24 +100,40 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.match(await page.getByLabel("Seeds, one per line").inputValue(), /^Domain not a seed!$/m);
   });
 
-  test("a team that is not the user's is refused with the API's sentence, beside the team field for a malformed one", async () => {
-    await page.getByLabel("Team").fill("999");
+  test("the team is chosen from the user's teams; one the user has left meanwhile is refused with the API's sentence", async () => {
+    const { accounts } = t.server.services;
+    const teams = (await t.request("GET", "/api/teams")).body.result as Array<{ id: number; name: string }>;
+    const home = teams.find((team) => team.name === "default")!;
+    const field = page.getByLabel("Team");
+    assert.equal(
+      await field.evaluate((select) => select.tagName),
+      "SELECT",
+      "a choice, not a number to type",
+    );
+    await field.locator("option", { hasText: "blue" }).waitFor({ state: "attached" });
+    assert.deepEqual(await field.locator("option").allInnerTexts(), [
+      `default — team ${home.id}, your default`,
+      `blue — team ${blue}`,
+    ]);
+    assert.equal(await field.inputValue(), String(home.id), "the default team is chosen to begin with");
+    await field.selectOption({ label: `blue — team ${blue}` });
+    // The bad line still blocks; the team is the API's to judge once the seeds are good.
     await page.getByRole("button", { name: "Create collection" }).click();
     await page.getByText("Line 5:", { exact: false }).waitFor();
-    // The bad line still blocks; the team is the API's to judge once the seeds are good.
     const text = await page.getByLabel("Seeds, one per line").inputValue();
     await page.getByLabel("Seeds, one per line").fill(text.replace("Domain not a seed!\n", ""));
-    await page.getByRole("button", { name: "Create collection" }).click();
-    await page
-      .getByRole("alert")
-      .getByText("You are not a member of team 999; pick one of your teams.")
-      .waitFor();
-    await page.getByLabel("Team").fill("abc");
-    await page.getByRole("button", { name: "Create collection" }).click();
-    await page.locator("#collection-team-error").getByText("must be a whole number").waitFor();
-    assert.equal(await page.getByLabel("Team").getAttribute("aria-invalid"), "true");
-    assert.equal((await t.request("GET", "/api/collections/acme")).status, 404, "nothing was saved");
-    await page.getByLabel("Team").fill("");
+    const admin = (await accounts.findUser("admin"))!;
+    await accounts.removeMember(blue, admin.id);
+    try {
+      await page.getByRole("button", { name: "Create collection" }).click();
+      await page
+        .getByRole("alert")
+        .getByText(`You are not a member of team ${blue}; pick one of your teams.`)
+        .waitFor();
+      assert.equal((await t.request("GET", "/api/collections/acme")).status, 404, "nothing was saved");
+    } finally {
+      await accounts.addMember(blue, admin.id);
+    }
     await page.getByLabel("Seeds, one per line").fill(text);
   });
 
@@ -123,6 +145,7 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.match(new URL(page.url()).pathname, /^\/collections\/acme\/runs$/);
     await page.getByText(/The collection was created with 4 seeds/).waitFor();
     const created = await t.request("GET", "/api/collections/acme");
+    assert.equal(created.body.result.team_id, blue, "it went to the team chosen");
     assert.deepEqual(
       created.body.result.seeds.map((s: { type: string; name: string }) => `${s.type} ${s.name}`).sort(),
       [

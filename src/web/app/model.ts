@@ -157,3 +157,10 @@ export interface Connection {
   used_by?: string[];
   [field: string]: unknown;
 }
+
+/** One of the user's teams (GET /api/teams): what `team_id` may name. */
+export interface Team {
+  id: number;
+  name: string;
+  default: boolean;
+}

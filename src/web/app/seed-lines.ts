@@ -1,9 +1,9 @@
 /**
- * Seeds typed or pasted in bulk, one per line, each line's type detected with the API's own rules
- * (src/core/seeds.ts). A line may name its type first ("Nameserver ns1.example.com", "Domain,acme.co.uk")
+ * Seeds typed or pasted in bulk, one per line, each read by `parseSeedText` and checked with the API's
+ * own rules (src/core/seeds.ts). A line may name its type first ("Nameserver ns1.example.com", "Domain,acme.co.uk")
  * where detection cannot know it. Errors the API returns for `seeds.N` map back to their line.
  */
-import { checkSeed, detectSeedType, SEED_TYPES, type Seed, type SeedType } from "../../core/seeds.ts";
+import { checkSeed, parseSeedText, SEED_TYPES, type Seed, type SeedType } from "../../core/seeds.ts";
 import type { ErrorDetail } from "./api.ts";
 
 export interface SeedLine {
@@ -19,23 +19,14 @@ export interface SeedLine {
   problem?: string;
 }
 
-const TYPED = new RegExp(`^(${SEED_TYPES.join("|")})\\s*[,;:\\t ]\\s*(\\S.*)$`, "i");
-const HEADER = /^"?type"?\s*[,;\t]\s*"?(name|value)"?$/i;
-
-function typeNamed(word: string): SeedType | undefined {
-  return SEED_TYPES.find((type) => type.toLowerCase() === word.toLowerCase());
-}
-
 /** Parses the text; blank lines, `#` comments and a `type,name` header are skipped. */
 export function parseSeedLines(text: string): SeedLine[] {
   const lines: SeedLine[] = [];
   text.split(/\r\n|\r|\n/).forEach((raw, index) => {
-    const trimmed = raw.trim();
-    if (trimmed === "" || trimmed.startsWith("#") || HEADER.test(trimmed)) return;
-    const typed = TYPED.exec(trimmed);
-    const value = (typed ? typed[2] : trimmed).trim().replace(/^"(.*)"$/, "$1");
-    const type = typed ? typeNamed(typed[1]) : detectSeedType(value);
-    const entry: SeedLine = { line: index + 1, value, type, explicit: Boolean(typed) };
+    const parsed = parseSeedText(raw);
+    if (!parsed) return;
+    const { value, type, explicit } = parsed;
+    const entry: SeedLine = { line: index + 1, value, type, explicit };
     if (!type) {
       entry.problem = `"${value}" is not recognised as a domain, DNS name, IP address, CIDR block or http(s) URL; put its type first, e.g. "Nameserver ns1.example.com"`;
     } else {
@@ -53,9 +44,7 @@ export function retypeLine(text: string, line: number, type: SeedType): string {
   const rows = text.split(/\r\n|\r|\n/);
   const raw = rows[line - 1];
   if (raw === undefined) return text;
-  const typed = TYPED.exec(raw.trim());
-  const value = typed ? typed[2].trim() : raw.trim();
-  rows[line - 1] = `${type} ${value}`;
+  rows[line - 1] = `${type} ${parseSeedText(raw)?.value ?? raw.trim()}`;
   return rows.join("\n");
 }
 

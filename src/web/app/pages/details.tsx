@@ -114,6 +114,33 @@ function hostnameOf(uri: string): string | undefined {
   }
 }
 
+/**
+ * The API's chain lists the addresses that redirected (and, last, a target on another host, which is not
+ * followed); the page that answered is the application's `uri`, shown at the end when it is not there.
+ */
+function RedirectChain({ chain, final }: { chain: string[] | undefined; final: string | undefined }) {
+  if (!chain || chain.length === 0) return <p class="muted">No redirects.</p>;
+  const answered = final && !chain.includes(final) ? final : undefined;
+  return (
+    <ol class="values redirect-chain">
+      {chain.map((url, index) => (
+        <li key={index}>
+          <Value value={url} />
+          {!answered && index === chain.length - 1 && (
+            <span class="muted"> (on another host, not followed)</span>
+          )}
+        </li>
+      ))}
+      {answered && (
+        <li>
+          <Value value={answered} />
+          <span class="muted"> (answered)</span>
+        </li>
+      )}
+    </ol>
+  );
+}
+
 export function ApplicationDetails({ app, collection }: { app: Application; collection: string }) {
   const d = app.details ?? {};
   const plainHttp = String(d.uri ?? app.name).startsWith("http:");
@@ -149,7 +176,7 @@ export function ApplicationDetails({ app, collection }: { app: Application; coll
         </div>
       </dl>
       <Section title="Redirect chain">
-        <List items={d.redirect_chain} ordered empty="No redirects." />
+        <RedirectChain chain={d.redirect_chain} final={d.uri} />
       </Section>
       <Section title="Response headers">
         <SimpleTable
@@ -236,13 +263,22 @@ const ISSUE_SHOWN = [
   "category",
 ];
 
+/** What an inferred-CVE issue says about the CVE itself, left to "Other details". */
+const VULNERABILITY_FIELDS = ["cve", "cwe", "cvss_v3_score", "cvss_v2_score", "exploited_in_the_wild"];
+
 export function IssueDetails({ issue }: { issue: Issue }) {
   const d = issue.details ?? {};
   const request = d.request;
+  // Checks record their evidence under names of their own (a body's head, a cookie, the TXT records
+  // queried, what matched a banner…): everything but the explanation and the CVE's metadata is proof.
   const proofFields = Object.fromEntries(
-    ["proof", "insecure_resource_url", "uri", "status", "affected_software"]
-      .filter((key) => d[key] !== undefined && d[key] !== "")
-      .map((key) => [key, d[key]]),
+    Object.entries(d).filter(
+      ([key, value]) =>
+        !ISSUE_SHOWN.includes(key) &&
+        !VULNERABILITY_FIELDS.includes(key) &&
+        value !== undefined &&
+        value !== "",
+    ),
   );
   return (
     <>

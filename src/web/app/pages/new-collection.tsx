@@ -1,36 +1,18 @@
 /** Creating a collection: its name, team, scan rate and first seeds. Nothing is saved unless all is valid. */
-import { useEffect, useState } from "preact/hooks";
-import { collectionPath, get, post } from "../api.ts";
+import { useState } from "preact/hooks";
+import { post } from "../api.ts";
 import { ScanRateSelect } from "../components/scan-rate-select.tsx";
 import { SeedInput, submitSeeds, useSeedText } from "../components/seed-input.tsx";
-import type { Collection } from "../model.ts";
+import type { Collection, Team } from "../model.ts";
 import { Page } from "../page.tsx";
 import { navigate } from "../router.ts";
+import { useApi } from "../use-api.ts";
 
 const NAME = /^[a-z0-9_.-]{1,64}$/;
 
-/** Team numbers the user's collections already use: suggestions for the team field. */
-function useKnownTeams(): number[] {
-  const [teams, setTeams] = useState<number[]>([]);
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      try {
-        const names = await get<string[]>("/api/collections");
-        const found = new Set<number>();
-        for (const name of names.slice(0, 25)) {
-          found.add((await get<Collection>(collectionPath(name))).team_id);
-          if (live) setTeams([...found].sort((a, b) => a - b));
-        }
-      } catch {
-        // Suggestions only; the field works without them.
-      }
-    })();
-    return () => {
-      live = false;
-    };
-  }, []);
-  return teams;
+/** "red — team 3, your default": a team as the team choice lists it. */
+function teamLabel(team: Team): string {
+  return `${team.name} — team ${team.id}${team.default ? ", your default" : ""}`;
 }
 
 export function NewCollectionPage() {
@@ -41,7 +23,8 @@ export function NewCollectionPage() {
   const [error, setError] = useState<string>();
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
-  const teams = useKnownTeams();
+  const teams = useApi<Team[]>("/api/teams");
+  const defaultTeam = teams.data?.find((entry) => entry.default);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -59,7 +42,8 @@ export function NewCollectionPage() {
         name,
         seeds: list,
         scan_rate: scanRate,
-        ...(team.trim() === "" ? {} : { team_id: team.trim() }),
+        // Left on the default, team_id is not sent: the API picks the default team itself.
+        ...(team === "" ? {} : { team_id: Number(team) }),
       }),
     );
     setBusy(false);
@@ -104,24 +88,30 @@ export function NewCollectionPage() {
         <div class="form-grid">
           <div class="form-row">
             <label for="collection-team">Team</label>
-            <input
+            <select
               id="collection-team"
-              inputMode="numeric"
-              list="known-teams"
-              value={team}
-              placeholder="Your default team"
+              value={team === "" ? String(defaultTeam?.id ?? "") : team}
+              disabled={teams.loading}
               aria-describedby="collection-team-hint collection-team-error"
               aria-invalid={fieldErrors.team_id ? "true" : undefined}
-              onInput={(event) => setTeam((event.target as HTMLInputElement).value)}
-            />
-            <datalist id="known-teams">
-              {teams.map((id) => (
-                <option key={id} value={String(id)} />
+              onChange={(event) => {
+                const chosen = (event.target as HTMLSelectElement).value;
+                setTeam(chosen === String(defaultTeam?.id) ? "" : chosen);
+              }}
+            >
+              {!defaultTeam && (
+                <option value="">{teams.loading ? "Loading your teams…" : "Your default team"}</option>
+              )}
+              {teams.data?.map((entry) => (
+                <option key={entry.id} value={String(entry.id)}>
+                  {teamLabel(entry)}
+                </option>
               ))}
-            </datalist>
+            </select>
             <p class="hint" id="collection-team-hint">
-              The number of one of your teams; empty for your default team.
-              {teams.length > 0 && ` Your collections use team ${teams.join(", ")}.`}
+              {teams.error
+                ? `Your teams could not be listed: ${teams.error.message} The collection goes to your default team.`
+                : "The team whose members will see the collection; it cannot change later."}
             </p>
             {fieldErrors.team_id && (
               <p class="field-error" id="collection-team-error">
