@@ -100,10 +100,10 @@ export function schemaValidators(app: FastifyInstance) {
     if (integers.length === 0) return validate;
     const checked = (data: unknown) => {
       const misspelled = spellingErrors(integers, data);
-      checked.errors = misspelled.length > 0 ? misspelled : undefined;
-      if (misspelled.length > 0) return false;
-      const valid = validate(data);
-      checked.errors = validate.errors ?? undefined;
+      // Every bad parameter is named: the misspelled numbers, then what else the schema finds.
+      const valid = validate(data) && misspelled.length === 0;
+      const errors = [...misspelled, ...(validate.errors ?? [])];
+      checked.errors = errors.length > 0 ? errors : undefined;
       return valid;
     };
     checked.errors = undefined as ErrorObject[] | undefined;
