@@ -74,6 +74,14 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** Testing/extension hook: a module exporting `createRunWork(services)` used instead of the built-in work. */
   runWorkModule: string;
+  /** CIDRs and names webhook URLs may point at although denied by default (loopback, private, metadata). */
+  webhookAllow: string[];
+  /** How long one webhook delivery attempt may take. */
+  webhookTimeoutMs: number;
+  /** Attempts per webhook delivery before it is given up as failed. */
+  webhookAttempts: number;
+  /** Wait before the first retry of a webhook delivery; each later retry waits twice as long. */
+  webhookRetryMs: number;
 }
 
 export const DEFAULTS: Config = {
@@ -117,6 +125,10 @@ export const DEFAULTS: Config = {
   redisPrefix: "sightline",
   shutdownGraceSeconds: 10,
   runWorkModule: "",
+  webhookAllow: [],
+  webhookTimeoutMs: 10_000,
+  webhookAttempts: 6,
+  webhookRetryMs: 30_000,
 };
 
 /** Environment variable → configuration key. */
@@ -161,6 +173,10 @@ export const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_REDIS_PREFIX: "redisPrefix",
   SIGHTLINE_SHUTDOWN_GRACE: "shutdownGraceSeconds",
   SIGHTLINE_RUN_WORK_MODULE: "runWorkModule",
+  SIGHTLINE_WEBHOOK_ALLOW: "webhookAllow",
+  SIGHTLINE_WEBHOOK_TIMEOUT_MS: "webhookTimeoutMs",
+  SIGHTLINE_WEBHOOK_ATTEMPTS: "webhookAttempts",
+  SIGHTLINE_WEBHOOK_RETRY_MS: "webhookRetryMs",
 };
 
 export class ConfigError extends Error {}
@@ -255,6 +271,16 @@ function check(config: Config): void {
         `SIGHTLINE_TRUST_PROXY entry "${proxy}" must be an IP address or CIDR of a reverse proxy`,
       );
   }
+  for (const entry of config.webhookAllow) {
+    if (!isAddressOrCidr(entry) && !/^[a-z0-9.-]+$/i.test(entry))
+      throw new ConfigError(
+        `SIGHTLINE_WEBHOOK_ALLOW entry "${entry}" must be an IP address, a CIDR block or a host name`,
+      );
+  }
+  if (config.webhookTimeoutMs < 100)
+    throw new ConfigError("SIGHTLINE_WEBHOOK_TIMEOUT_MS must be at least 100");
+  if (config.webhookAttempts < 1 || config.webhookAttempts > 20)
+    throw new ConfigError("SIGHTLINE_WEBHOOK_ATTEMPTS must be 1–20");
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(config.logLevel))
     throw new ConfigError("LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent");
   if (Boolean(config.bootstrapAccessKey) !== Boolean(config.bootstrapSecretKey))

@@ -11,6 +11,7 @@ import type { RunWork } from "./runs/work.ts";
 import { loadRunWork } from "./runs/work-loader.ts";
 import { openServices } from "./services.ts";
 import { bootstrapFirstUser } from "./store/bootstrap.ts";
+import { createWebhookSystem } from "./webhooks/system.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -43,10 +44,12 @@ export async function startServer(
     }
   }
   const metrics = new MetricsRegistry();
+  const webhooks = createWebhookSystem(services);
   const runs = createRunSystem(services, {
     role: "server",
     work: await (options.runWork ?? loadRunWork)(services),
     metrics,
+    hooks: [webhooks.hook],
   });
   const app = await buildApp(services, {
     metrics,
@@ -68,6 +71,7 @@ export async function startServer(
     warn: (message) => log.warn(message),
     error: (message) => log.error(message),
   });
+  webhooks.start({ warn: (message) => app.log.child({ component: "webhooks" }).warn(message) });
   const url = address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
   announce(`Sightline is listening on ${url} (store: ${services.store.dialect} ${services.store.location}).`);
   return {
@@ -78,6 +82,7 @@ export async function startServer(
     async close() {
       await app.close();
       await runs.close();
+      await webhooks.close();
       await services.store.close();
     },
   };

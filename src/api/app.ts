@@ -14,6 +14,7 @@ import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
 import { teamRoutes } from "./teams.ts";
 import { webRoutes } from "./web.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 export interface AppOptions {
   logger?: boolean | LogSettings;
@@ -61,6 +62,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     async (api) => {
       await api.register(collectionRoutes);
       await api.register(resultRoutes);
+      await api.register(webhookRoutes);
       for (const plugin of options.collectionPlugins ?? []) await api.register(plugin);
     },
     { prefix: "/api/collections" },

@@ -19,9 +19,14 @@ function send(reply: FastifyReply, status: number, code: string, message: string
 
 function fieldOf(error: ErrorObject, part: string): string {
   const path = error.instancePath.split("/").filter(Boolean).join(".");
-  const missing =
-    error.keyword === "required" ? (error.params as { missingProperty: string }).missingProperty : "";
-  return [path, missing].filter(Boolean).join(".") || part;
+  // A missing or an unknown field is named by the field itself, not by the object holding it.
+  const named =
+    error.keyword === "required"
+      ? (error.params as { missingProperty: string }).missingProperty
+      : error.keyword === "additionalProperties"
+        ? (error.params as { additionalProperty: string }).additionalProperty
+        : "";
+  return [path, named].filter(Boolean).join(".") || part;
 }
 
 function describe(error: ErrorObject): string {
@@ -47,7 +52,7 @@ function describe(error: ErrorObject): string {
     case "enum":
       return `must be one of ${((error.params as { allowedValues: unknown[] }).allowedValues ?? []).join(", ")}`;
     case "additionalProperties":
-      return `is not a known field: ${(error.params as { additionalProperty: string }).additionalProperty}`;
+      return "is not a known field";
     default:
       return error.message ?? "is invalid";
   }
@@ -95,10 +100,10 @@ export function schemaValidators(app: FastifyInstance) {
     if (integers.length === 0) return validate;
     const checked = (data: unknown) => {
       const misspelled = spellingErrors(integers, data);
-      checked.errors = misspelled.length > 0 ? misspelled : undefined;
-      if (misspelled.length > 0) return false;
-      const valid = validate(data);
-      checked.errors = validate.errors ?? undefined;
+      // Every bad parameter is named: the misspelled numbers, then what else the schema finds.
+      const valid = validate(data) && misspelled.length === 0;
+      const errors = [...misspelled, ...(validate.errors ?? [])];
+      checked.errors = errors.length > 0 ? errors : undefined;
       return valid;
     };
     checked.errors = undefined as ErrorObject[] | undefined;

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { conflict, forbidden, notFound } from "../core/errors.ts";
-import { formatTimestamp } from "../core/formats.ts";
+import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import type { RunCoordinator } from "../runs/coordinator.ts";
 import type { RunRow } from "../runs/repository.ts";
 import { mayRun } from "../runs/scan-rate.ts";
@@ -56,7 +56,7 @@ const NOT_CANCELLABLE = {
 };
 
 export function describeRun(row: RunRow) {
-  const timestamp = (value: string | null) => (value === null ? null : formatTimestamp(value));
+  const timestamp = formatTimestampOrNull;
   return {
     id: row.id,
     status: row.status,

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { parseSeedText, SEED_TYPES, type Seed } from "../core/seeds.ts";
+import { csvLine } from "../results/stream.ts";
 import {
   ApiClient,
   type ClientOptions,
@@ -96,13 +97,10 @@ function cellText(value: unknown): string {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-/** RFC 4180 CSV with a header row of every key seen. */
+/** RFC 4180 CSV with a header row of every key seen (the server's exports use the same fields). */
 export function toCsv(rows: Array<Record<string, unknown>>): string {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  const quote = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
-  const lines = [columns.map(quote).join(",")];
-  for (const row of rows) lines.push(columns.map((column) => quote(cellText(row[column]))).join(","));
-  return `${lines.join("\r\n")}\r\n`;
+  return [columns, ...rows.map((row) => columns.map((column) => row[column]))].map(csvLine).join("");
 }
 
 /** For the terminal: only the columns that are short scalars, each cut to a readable width. */

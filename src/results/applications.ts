@@ -4,13 +4,24 @@
  * network (address, host id, ASN, network, country, block owner) comes from the run's IpAddress and
  * NetBlock entities. A Uri seed that never answered is not an application.
  */
+
+import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import { strings, text } from "../core/details.ts";
 import { formatDecimalExponent } from "../core/formats.ts";
-import type { EntitiesRepository, EntityRecord } from "../store/entities.ts";
+import type { Database } from "../store/schema.ts";
 import { entityFields } from "./common.ts";
 import { DecimalExponent, Timestamp } from "./formats.ts";
 import { NetworkIndex } from "./network.ts";
+import {
+  collect,
+  type EntityFilters,
+  type EntityRow,
+  inBatches,
+  type Page,
+  ResultQueries,
+  type ResultRun,
+} from "./query.ts";
 import { fingerprintsOf } from "./web-entities.ts";
 
 export const ContentCheck = Type.Object(
@@ -118,7 +129,7 @@ export const isApplication = (entity: { kind: string; details: Record<string, un
 
 const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
 
-export function applicationItem(entity: EntityRecord, network: NetworkIndex): ApplicationItem {
+export function applicationItem(entity: EntityRow, network: NetworkIndex): ApplicationItem {
   const { details } = entity;
   const where = network.of(entity);
   const { first_seen, last_seen, alias_group } = entityFields(entity);
@@ -163,10 +174,25 @@ export function applicationItem(entity: EntityRecord, network: NetworkIndex): Ap
   };
 }
 
-export async function applicationsView(entities: EntitiesRepository, collectionId: number) {
-  const [uris, network] = await Promise.all([
-    entities.current(collectionId, { kinds: ["Uri"] }),
-    NetworkIndex.load(entities, collectionId),
-  ]);
-  return uris.filter(isApplication).map((entity) => applicationItem(entity, network));
+/** Application items as of the run, in name order, a batch at a time with the batch's network facts. */
+export async function* applicationItems(
+  queries: ResultQueries,
+  run: ResultRun | undefined,
+  filters: EntityFilters,
+  page: Page,
+): AsyncGenerator<ApplicationItem> {
+  if (!run) return;
+  for await (const batch of inBatches(queries.entities(run, { ...filters, ...APPLICATIONS }, { page }))) {
+    const network = await NetworkIndex.of(queries, run, batch);
+    for (const entity of batch) yield applicationItem(entity, network);
+  }
+}
+
+/** What the applications result reads: Uri entities the web probe described (they have an address). */
+export const APPLICATIONS: EntityFilters = { kinds: ["Uri"], applicationsOnly: true };
+
+/** The whole applications result of the latest finished run, in memory: for tests and small callers. */
+export async function applicationsView(entities: { db: Kysely<Database> }, collectionId: number) {
+  const queries = new ResultQueries(entities.db);
+  return collect(applicationItems(queries, await queries.run({ id: collectionId, name: "" }), {}, {}));
 }

@@ -5,7 +5,9 @@ import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/
 import type { EntityRecord } from "../store/entities.ts";
 
 /** The spec's Entity fields, in its formats. */
-export function entityFields(entity: EntityRecord) {
+export function entityFields(
+  entity: Pick<EntityRecord, "name" | "kind" | "firstSeen" | "lastSeen" | "hidden" | "scoped" | "aliasGroup">,
+) {
   return {
     name: entity.name,
     type: entityTypeName(entity.kind),

@@ -5,9 +5,10 @@
  */
 import { type Static, Type } from "typebox";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
-import type { EntitiesRepository, FindingRecord } from "../store/entities.ts";
+import type { FindingRecord } from "../store/entities.ts";
 import { DecimalExponent, EntityType, Timestamp } from "./formats.ts";
 import { NetworkIndex } from "./network.ts";
+import { type FindingRow, inBatches, type ResultQueries, type ResultRun } from "./query.ts";
 
 /** The proof of a web check: the request that showed it. */
 const IssueRequest = Type.Object({
@@ -110,24 +111,24 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
   };
 }
 
-/** A page of the issues of the latest finished run, most severe first, each with its entity's network owner. */
-export async function issuesView(
-  entities: EntitiesRepository,
-  collectionId: number,
-  page: { limit?: number; offset?: number } = {},
-) {
-  const findings = await entities.currentFindings(collectionId, page);
-  if (findings.length === 0) return [];
-  const [network, onEntities] = await Promise.all([
-    NetworkIndex.load(entities, collectionId),
-    entities.current(collectionId, { names: [...new Set(findings.map((finding) => finding.entityName))] }),
-  ]);
-  const entityOf = new Map(onEntities.map((entity) => [`${entity.kind}\u0000${entity.name}`, entity]));
-  return findings.map((finding) => {
-    const entity = entityOf.get(`${finding.entityKind}\u0000${finding.entityName}`);
-    const organization = network.of(
-      entity ?? { kind: finding.entityKind, name: finding.entityName, details: {} },
-    ).organization;
-    return issueItem({ ...finding, organization });
-  });
+/** An issue as of a run, in the spec's shape; its organisation is the owner of the block its entity is on. */
+export function issueOf(row: FindingRow, network: NetworkIndex): Static<typeof IssueItem> {
+  const entity = { kind: row.entityKind, name: row.entityName, details: row.entityDetails };
+  return issueItem({ ...row, organization: network.of(entity).organization });
+}
+
+/** Issue items of a stream of findings, a batch at a time with the network facts of the batch. */
+export async function* issueItems(
+  queries: ResultQueries,
+  run: ResultRun,
+  findings: AsyncIterable<FindingRow>,
+): AsyncGenerator<Static<typeof IssueItem>> {
+  for await (const batch of inBatches(findings)) {
+    const network = await NetworkIndex.of(
+      queries,
+      run,
+      batch.map((row) => ({ kind: row.entityKind, name: row.entityName, details: row.entityDetails })),
+    );
+    for (const row of batch) yield issueOf(row, network);
+  }
 }

@@ -5,8 +5,8 @@
  */
 import { strings, text } from "../core/details.ts";
 import { parseServiceName } from "../discovery/ports.ts";
-import type { EntitiesRepository, EntityRecord } from "../store/entities.ts";
 import { geolocation } from "./common.ts";
+import { collect, type EntityRow, type ResultQueries, type ResultRun } from "./query.ts";
 
 export interface NetworkFacts {
   ip_address: string;
@@ -37,21 +37,33 @@ export function addressOf(entity: { kind: string; name: string; details: Record<
   }
 }
 
+/**
+ * The network facts of a batch of entities: their addresses' IpAddress entities and those addresses'
+ * NetBlocks, as of the run read — two indexed queries per batch, never the whole collection.
+ */
 export class NetworkIndex {
-  readonly #addresses: Map<string, EntityRecord>;
-  readonly #blocks: Map<string, EntityRecord>;
+  readonly #addresses: Map<string, EntityRow>;
+  readonly #blocks: Map<string, EntityRow>;
 
-  private constructor(addresses: EntityRecord[], blocks: EntityRecord[]) {
+  private constructor(addresses: EntityRow[], blocks: EntityRow[]) {
     this.#addresses = new Map(addresses.map((entity) => [entity.name, entity]));
     this.#blocks = new Map(blocks.map((entity) => [entity.name, entity]));
   }
 
-  static async load(entities: EntitiesRepository, collectionId: number): Promise<NetworkIndex> {
-    const [addresses, blocks] = await Promise.all([
-      entities.current(collectionId, { kinds: ["IpAddress"] }),
-      entities.current(collectionId, { kinds: ["NetBlock"] }),
-    ]);
-    return new NetworkIndex(addresses, blocks);
+  static async of(
+    queries: ResultQueries,
+    run: ResultRun,
+    entities: Array<{ kind: string; name: string; details: Record<string, unknown> }>,
+  ): Promise<NetworkIndex> {
+    const names = [...new Set(entities.map(addressOf).filter(Boolean))];
+    const addresses = names.length
+      ? await collect(queries.entities(run, { kinds: ["IpAddress"], names }))
+      : [];
+    const blocks = [...new Set(addresses.map((host) => text(host.details.netblock)).filter(Boolean))];
+    return new NetworkIndex(
+      addresses,
+      blocks.length ? await collect(queries.entities(run, { kinds: ["NetBlock"], names: blocks })) : [],
+    );
   }
 
   of(entity: { kind: string; name: string; details: Record<string, unknown> }): NetworkFacts {
@@ -60,7 +72,7 @@ export class NetworkIndex {
     const block = this.#blocks.get(text(host?.details.netblock));
     return {
       ip_address: address,
-      host_id: host?.id ?? 0,
+      host_id: host?.entityId ?? 0,
       asn: text(host?.details.asn),
       net_name: text(host?.details.net_name),
       net_country_code: geolocation(host?.details.geolocation).country_code,

@@ -3,8 +3,7 @@
  * services it was seen. `count` is an integer written as a string, as the spec shows it.
  */
 import { Type } from "typebox";
-import type { EntitiesRepository } from "../store/entities.ts";
-import { carriesProducts, PRODUCT_KINDS, productsOf, type ResultEntity } from "./web-entities.ts";
+import { carriesProducts, productsOf, type ResultEntity } from "./web-entities.ts";
 
 export const ProductItem = Type.Object({
   product: Type.String({
@@ -23,8 +22,4 @@ export function buildProducts(entities: Iterable<ResultEntity>): Array<{ product
   return [...counts]
     .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
     .map(([product, count]) => ({ product, count: String(count) }));
-}
-
-export async function productsView(entities: EntitiesRepository, collectionId: number) {
-  return buildProducts(await entities.current(collectionId, { kinds: [...PRODUCT_KINDS] }));
 }

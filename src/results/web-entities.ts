@@ -33,3 +33,26 @@ export const carriesProducts = (entity: ResultEntity) =>
   (PRODUCT_KINDS as readonly string[]).includes(entity.kind);
 
 export { strings } from "./common.ts";
+
+/** The distinct products of an entity, as the products result names them ("<product> <version>"). */
+export function productFacts(
+  entity: ResultEntity,
+): Array<{ product: string; version: string; label: string }> {
+  const seen = new Map<string, { product: string; version: string; label: string }>();
+  for (const [product, version] of productsOf(entity)) {
+    const label = `${product} ${version}`.trim();
+    if (!seen.has(label)) seen.set(label, { product, version, label });
+  }
+  return [...seen.values()];
+}
+
+/** The distinct (CVE, product) pairs of an entity's fingerprints. */
+export function vulnerabilityFacts(entity: ResultEntity): Array<{ cve: string; product: string }> {
+  const seen = new Map<string, { cve: string; product: string }>();
+  for (const fingerprint of fingerprintsOf(entity))
+    for (const vuln of fingerprint.vulns ?? []) {
+      const key = `${vuln.cve}\u0000${fingerprint.product}`;
+      if (!seen.has(key)) seen.set(key, { cve: vuln.cve, product: fingerprint.product });
+    }
+  return [...seen.values()];
+}

@@ -28,6 +28,15 @@ export interface RunLog {
 
 export const SILENT: RunLog = { info() {}, warn() {}, error() {} };
 
+/**
+ * Told when a run ends here (finished, or failed by this process). Called without being awaited, so
+ * what a hook does (webhooks write their outbox) never delays the run machinery; a hook that fails is
+ * logged. A hook must tolerate being told twice about a run and, for durability, catch up on its own.
+ */
+export interface RunHook {
+  runEnded(runId: number, status: "finished" | "failed"): Promise<void>;
+}
+
 export interface CoordinatorOptions {
   repository: RunsRepository;
   queue: RunQueue;
@@ -37,6 +46,7 @@ export interface CoordinatorOptions {
   timeLimitSeconds: number;
   taskAttempts: number;
   log?: RunLog;
+  hooks?: RunHook[];
   /** Where task counters go (GET /metrics); none in a process without it. */
   metrics?: MetricsRegistry;
 }
@@ -82,6 +92,7 @@ export class RunCoordinator implements JobHandler {
   private readonly taskAttempts: number;
   private readonly inFlight: InFlight;
   private readonly infos = new Map<number, RunInfo>();
+  private readonly hooks: RunHook[];
   private readonly counters: TaskCounters;
 
   constructor(options: CoordinatorOptions) {
@@ -92,6 +103,7 @@ export class RunCoordinator implements JobHandler {
     this.timeLimitSeconds = options.timeLimitSeconds;
     this.taskAttempts = options.taskAttempts;
     this.log = options.log ?? SILENT;
+    this.hooks = options.hooks ?? [];
     this.counters = taskCounters(options.metrics);
     this.inFlight = new InFlight({
       watch: (runIds) => this.watch(runIds),
@@ -137,8 +149,10 @@ export class RunCoordinator implements JobHandler {
 
   /** Fails the run (if still active) and stops its work here; other processes notice within a second. */
   async fail(runId: number, reason: string, options: { finishing?: boolean } = {}): Promise<void> {
-    if (await this.repository.end(runId, "failed", reason, options))
+    if (await this.repository.end(runId, "failed", reason, options)) {
       this.log.warn(`run ${runId} failed: ${reason}`);
+      this.notify(runId, "failed");
+    }
     this.ended(runId, new RunEnded(runId, reason));
   }
 
@@ -303,7 +317,10 @@ export class RunCoordinator implements JobHandler {
       await this.fail(runId, `Saving the run's results failed: ${messageOf(error)}`, { finishing: true });
       return;
     }
-    if (await this.repository.markFinished(runId)) this.log.info(`run ${runId} finished`);
+    if (await this.repository.markFinished(runId)) {
+      this.log.info(`run ${runId} finished`);
+      this.notify(runId, "finished");
+    }
     this.ended(runId);
   }
 
@@ -332,6 +349,13 @@ export class RunCoordinator implements JobHandler {
       }
     }
     return ended;
+  }
+
+  private notify(runId: number, status: "finished" | "failed"): void {
+    for (const hook of this.hooks)
+      hook
+        .runEnded(runId, status)
+        .catch((error) => this.log.warn(`after run ${runId} ${status}: ${messageOf(error)}`));
   }
 
   /** Local clean-up once a run is over: abort its tasks here and free its queue slot. */

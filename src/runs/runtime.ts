@@ -10,7 +10,7 @@ import type { HealthCheck } from "../api/health.ts";
 import type { MetricsRegistry } from "../api/metrics.ts";
 import { RUN_STATUSES } from "../store/schema.ts";
 import { BullRunQueue } from "./bullmq-queue.ts";
-import { RunCoordinator, type RunLog } from "./coordinator.ts";
+import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -37,6 +37,8 @@ export function createRunSystem(
     work: RunWork;
     /** Registers runs by state, queue depth, task and discovery-error counters here (GET /metrics). */
     metrics?: MetricsRegistry;
+    /** Told when a run ends here (webhooks). */
+    hooks?: RunHook[];
   },
 ): RunSystem {
   const { config } = services;
@@ -65,6 +67,7 @@ export function createRunSystem(
     worker,
     timeLimitSeconds: config.runTimeLimitSeconds,
     taskAttempts: config.taskAttempts,
+    hooks: options.hooks,
     metrics: options.metrics,
   });
   if (options.metrics) instrument(options.metrics, services, queue, options.work);
