@@ -36,6 +36,31 @@ describe("sightline export", () => {
     return { code, output: child.output() };
   }
 
+  test("sightline results: a table for people, JSON and CSV with the same hosts", async () => {
+    const json = await sightline(["results", "estate", "hosts", "--format", "json"]);
+    assert.equal(json.code, 0, json.output);
+    const hosts = Object.keys(JSON.parse(json.output));
+    assert.equal(hosts.length, HOSTS);
+    const csv = await sightline(["results", "estate", "hosts", "--format", "csv"]);
+    assert.equal(csv.code, 0, csv.output);
+    const rows = parseCsv(csv.output);
+    assert.equal(rows[0][0], "ip");
+    assert.deepEqual(
+      rows
+        .slice(1)
+        .map((row) => row[0])
+        .sort(),
+      [...hosts].sort(),
+    );
+    const table = await sightline(["results", "estate", "hosts"]);
+    assert.equal(table.code, 0, table.output);
+    assert.match(table.output, /^IP\s+FIRST_SEEN\s+LAST_SEEN\s+NET_NAME/m);
+    assert.ok(
+      hosts.every((ip) => table.output.includes(ip)),
+      "every host has its row",
+    );
+  });
+
   test("CSV to a file: the server's rows, header first, equal to the JSON items", async () => {
     const file = join(home, "issues.csv");
     const result = await sightline(["export", "estate", "issues", "--format", "csv", "--output", file]);
