@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { resultRows, toCsv } from "../../src/cli/collections.ts";
-import { spawnSightline } from "../helpers/processes.ts";
+import { runClientCommand } from "../helpers/processes.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 describe("sightline collections / results (client commands)", () => {
@@ -21,17 +21,8 @@ describe("sightline collections / results (client commands)", () => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function sightline(args: string[], env: Record<string, string> = {}) {
-    const child = spawnSightline(args, {
-      HOME: home,
-      SIGHTLINE_URL: t.url,
-      SERVICE_ACCESS_KEY: t.admin.accessKey,
-      SERVICE_SECRET_KEY: t.admin.secretKey,
-      ...env,
-    });
-    const code = await child.exited;
-    return { code, output: child.output() };
-  }
+  const sightline = (args: string[], env: Record<string, string> = {}) =>
+    runClientCommand(t, home, args, env);
 
   test("create from flags and a file, add, show, list, delete", async () => {
     const file = join(home, "seeds.txt");

@@ -86,3 +86,24 @@ export function spawnSightline(args: string[], env: Record<string, string>): Sig
     },
   };
 }
+
+/**
+ * Runs a client command (`sightline collections …`, `run …`, `results …`) against a test server, with
+ * its URL and the admin's keys in the environment and `home` as HOME; answers the exit code and output.
+ */
+export async function runClientCommand(
+  server: { url: string; admin: { accessKey: string; secretKey: string } },
+  home: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | string; output: string }> {
+  const child = spawnSightline(args, {
+    HOME: home,
+    SIGHTLINE_URL: server.url,
+    SERVICE_ACCESS_KEY: server.admin.accessKey,
+    SERVICE_SECRET_KEY: server.admin.secretKey,
+    ...env,
+  });
+  const code = await child.exited;
+  return { code, output: child.output() };
+}

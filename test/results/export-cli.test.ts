@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { spawnSightline } from "../helpers/processes.ts";
+import { runClientCommand } from "../helpers/processes.ts";
 import { fixtureCounts } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { apiCollection, parseCsv, runIn } from "./helpers.ts";
@@ -25,16 +25,7 @@ describe("sightline export", () => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function sightline(args: string[]) {
-    const child = spawnSightline(args, {
-      HOME: home,
-      SIGHTLINE_URL: t.url,
-      SERVICE_ACCESS_KEY: t.admin.accessKey,
-      SERVICE_SECRET_KEY: t.admin.secretKey,
-    });
-    const code = await child.exited;
-    return { code, output: child.output() };
-  }
+  const sightline = (args: string[]) => runClientCommand(t, home, args);
 
   test("sightline results: a table for people, JSON and CSV with the same hosts", async () => {
     const json = await sightline(["results", "estate", "hosts", "--format", "json"]);

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { spawnSightline } from "../helpers/processes.ts";
+import { runClientCommand } from "../helpers/processes.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { TestWork } from "./fixtures/test-work.ts";
 import { createCollection, force, waitForRun } from "./helpers.ts";
@@ -29,17 +29,8 @@ describe("sightline run / runs (client commands)", () => {
   });
 
   /** Runs a client command; keys and URL from the environment unless `env` says otherwise. */
-  async function sightline(args: string[], env: Record<string, string> = {}) {
-    const child = spawnSightline(args, {
-      HOME: home,
-      SIGHTLINE_URL: t.url,
-      SERVICE_ACCESS_KEY: t.admin.accessKey,
-      SERVICE_SECRET_KEY: t.admin.secretKey,
-      ...env,
-    });
-    const code = await child.exited;
-    return { code, output: child.output() };
-  }
+  const sightline = (args: string[], env: Record<string, string> = {}) =>
+    runClientCommand(t, home, args, env);
 
   test("run --watch forces a run, shows progress and reports the end", async () => {
     const { code, output } = await sightline(["run", "acme", "--watch", "--interval", "100"]);
