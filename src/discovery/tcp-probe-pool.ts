@@ -25,6 +25,11 @@ export type FromProbeThread =
 
 /** Threads are let go after this long without work, so an idle service holds no extra isolates. */
 const IDLE_MS = 30_000;
+/**
+ * At most this many threads: each is an isolate of its own (memory, start-up, JIT warm-up), and past a
+ * few cores the default 200 connections in flight keep no more busy.
+ */
+const MAX_THREADS = 4;
 
 /** Collects items and hands them over together once this event-loop turn's promise jobs have run. */
 export class Batcher<T> {
@@ -36,10 +41,12 @@ export class Batcher<T> {
   }
 
   push(item: T): void {
-    if (this.#items.push(item) === 1) setImmediate(() => this.#flush());
+    if (this.#items.push(item) === 1) setImmediate(() => this.flush());
   }
 
-  #flush(): void {
+  /** Hands over what is collected now (nothing if it is empty). */
+  flush(): void {
+    if (this.#items.length === 0) return;
     const items = this.#items;
     this.#items = [];
     this.#send(items);
@@ -55,8 +62,8 @@ class ProbeThread {
     this.worker.postMessage({ kind: "run", turns } satisfies ToProbeThread),
   );
 
-  constructor(onMessage: (message: FromProbeThread) => void, onExit: () => void) {
-    this.worker = new Worker(new URL("./tcp-probe-thread.ts", import.meta.url));
+  constructor(script: URL, onMessage: (message: FromProbeThread) => void, onExit: () => void) {
+    this.worker = new Worker(script);
     this.worker.on("message", onMessage);
     this.worker.on("error", onExit);
     this.worker.on("exit", onExit);
@@ -74,6 +81,7 @@ class ProbeThread {
   }
 
   cancel(ids: number[]): void {
+    this.#turns.flush(); // a turn still in the batch must reach the thread before its cancel
     this.worker.postMessage({ kind: "cancel", ids } satisfies ToProbeThread);
   }
 }
@@ -83,14 +91,18 @@ type Site = ProbeThread | "here";
 
 export class ProbePool {
   readonly #size: number;
+  readonly #script: URL;
   readonly #threads: ProbeThread[] = [];
   readonly #pending = new Map<number, { site: Site; done: (outcome: TurnOutcome) => void }>();
   #here: ConnectProbes | undefined;
+  /** A thread died (it could not start, say): from then on every turn runs in this thread. */
+  #broken = false;
   #nextId = 1;
   #idle: NodeJS.Timeout | undefined;
 
-  constructor(size = availableParallelism()) {
-    this.#size = Math.max(1, size);
+  constructor(options: { size?: number; script?: URL } = {}) {
+    this.#size = Math.max(1, options.size ?? Math.min(MAX_THREADS, availableParallelism()));
+    this.#script = options.script ?? new URL("./tcp-probe-thread.ts", import.meta.url);
   }
 
   /** Runs a turn on the least busy thread; `done` is called once. Answers the turn's id. */
@@ -122,14 +134,15 @@ export class ProbePool {
   /** Lets the threads go (idle, or at shutdown); a later turn starts them again. */
   close(): void {
     clearTimeout(this.#idle);
-    for (const thread of [...this.#threads]) {
-      this.#lost(thread);
+    for (const thread of this.#threads.splice(0)) {
+      this.#unanswered(thread);
       void thread.worker.terminate();
     }
   }
 
   /** The least busy started thread; this thread while none has started. Threads start on first use. */
   #site(): Site {
+    if (this.#broken) return "here";
     while (this.#threads.length < this.#size) this.#spawn();
     let best: ProbeThread | undefined;
     for (const thread of this.#threads)
@@ -139,6 +152,7 @@ export class ProbePool {
 
   #spawn(): void {
     const thread: ProbeThread = new ProbeThread(
+      this.#script,
       (message) => {
         if (message.kind === "ready") thread.ready = true;
         else {
@@ -163,11 +177,19 @@ export class ProbePool {
     }
   }
 
-  /** A thread that is gone (closed, or died, which it should not) answers its turns as unprobed. */
+  /**
+   * A thread died, which it should not: its turns come back unprobed (the scan gives them to another
+   * turn) and threads are not tried again, so a thread that cannot start is not restarted forever.
+   */
   #lost(thread: ProbeThread): void {
     const index = this.#threads.indexOf(thread);
-    if (index < 0) return;
+    if (index < 0) return; // closed
     this.#threads.splice(index, 1);
+    this.#broken = true;
+    this.#unanswered(thread);
+  }
+
+  #unanswered(thread: ProbeThread): void {
     for (const [id, pending] of this.#pending)
       if (pending.site === thread) this.#answer(id, { probed: 0, answers: [] });
   }

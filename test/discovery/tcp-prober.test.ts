@@ -7,7 +7,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { portScan } from "../../src/discovery/ports.ts";
 import { ConnectProbes, type TurnOutcome } from "../../src/discovery/tcp-connect.ts";
-import { probePool } from "../../src/discovery/tcp-probe-pool.ts";
+import { ProbePool, probePool } from "../../src/discovery/tcp-probe-pool.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { type ModuleOutcome, runModule } from "../helpers/discovery.ts";
 import { type Lab, startLab } from "../lab/index.ts";
@@ -224,6 +224,51 @@ describe("TCP prober", () => {
       assert.equal(servers.accepted.length, 1, "no port started after the cancel");
     } finally {
       await servers.close();
+    }
+  });
+});
+
+describe("probe pool", () => {
+  test("a probe thread that dies gives its turn back unprobed, and later turns run in this thread", async () => {
+    const lab = await startLab();
+    try {
+      const host = lab.truth.hosts.find((h) => h.ports.length > 0)!;
+      // Says it is ready, then dies on the first turn it is sent.
+      const script = new URL(
+        `data:text/javascript,${encodeURIComponent(
+          'import { parentPort } from "node:worker_threads"; parentPort.postMessage({ kind: "ready" }); parentPort.on("message", () => { throw new Error("probe thread failure"); });',
+        )}`,
+      );
+      const pool = new ProbePool({ size: 1, script });
+      const turn = {
+        host: host.ip,
+        ports: host.ports,
+        bannerMs: host.ports.map(() => 0),
+        timeoutMs: 1000,
+        bannerBytes: 64,
+        turnMs: 60_000,
+      };
+      const run = () => new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
+      // Turns run here until the thread is up; the first one it is given comes back unprobed.
+      let outcome = await run();
+      for (let i = 0; i < 500 && outcome.probed > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        outcome = await run();
+      }
+      assert.deepEqual(outcome, { probed: 0, answers: [] });
+      // Long enough for a restarted thread to come up and fail again, were one started.
+      for (let i = 0; i < 20; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const later = await run();
+        assert.equal(later.probed, host.ports.length);
+        assert.deepEqual(
+          later.answers.map((a) => a.port),
+          host.ports,
+        );
+      }
+      pool.close();
+    } finally {
+      await lab.stop();
     }
   });
 });
