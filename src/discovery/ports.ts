@@ -16,8 +16,12 @@ const BANNER_BYTES = 1024;
 const THREADED_SCAN_PORTS = 256;
 /** At most this many ports per throttle slot before it is handed back (see ProbeTurn). */
 const PORTS_PER_TURN = 16;
-/** …and no port starts on a slot held this long. */
-const TURN_MS = 100;
+/**
+ * …and no port starts on a slot held this long. With a host's ports spread over many slots, work
+ * waiting for one of them waits a fraction of this; a shorter bound only cuts turns short when the
+ * machine is busy (the thread's own event loop is what makes a turn long on loopback).
+ */
+const TURN_MS = 250;
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
 export function serviceName(address: string, port: number): string {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { portScan } from "../../src/discovery/ports.ts";
-import { ConnectProbes, type TurnOutcome } from "../../src/discovery/tcp-connect.ts";
+import { ConnectProbes, type ProbeTurn, type TurnOutcome } from "../../src/discovery/tcp-connect.ts";
 import { ProbePool, probePool } from "../../src/discovery/tcp-probe-pool.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { type ModuleOutcome, runModule } from "../helpers/discovery.ts";
@@ -72,6 +72,21 @@ async function silentPorts(count: number) {
 function port(server: Server): number {
   return (server.address() as { port: number }).port;
 }
+
+/** A turn over `ports` of `host`, each waited on for a greeting for `bannerMs`. */
+function turnOf(host: string, ports: number[], bannerMs: number, turnMs: number): ProbeTurn {
+  return {
+    host,
+    ports,
+    bannerMs: ports.map(() => bannerMs),
+    timeoutMs: Math.max(1000, bannerMs),
+    bannerBytes: 64,
+    turnMs,
+  };
+}
+
+const runTurn = (engine: ConnectProbes, id: number, turn: ProbeTurn) =>
+  new Promise<TurnOutcome>((resolve) => engine.run(id, turn, resolve));
 
 const openPorts = (outcome: ModuleOutcome) =>
   outcome.entities
@@ -174,21 +189,7 @@ describe("TCP prober", () => {
   test("a turn stops starting ports once its time is up and gives the rest back", async () => {
     const servers = await silentPorts(4);
     try {
-      const engine = new ConnectProbes();
-      const outcome = await new Promise<TurnOutcome>((resolve) =>
-        engine.run(
-          1,
-          {
-            host: "127.0.0.1",
-            ports: servers.ports,
-            bannerMs: servers.ports.map(() => 30),
-            timeoutMs: 1000,
-            bannerBytes: 64,
-            turnMs: 1,
-          },
-          resolve,
-        ),
-      );
+      const outcome = await runTurn(new ConnectProbes(), 1, turnOf("127.0.0.1", servers.ports, 30, 1));
       // The first port held the slot for its 30 ms greeting wait, longer than the turn's 1 ms.
       assert.equal(outcome.probed, 1);
       assert.deepEqual(outcome.answers, [{ port: servers.ports[0], state: { open: true } }]);
@@ -201,20 +202,7 @@ describe("TCP prober", () => {
     const servers = await silentPorts(3);
     try {
       const engine = new ConnectProbes();
-      const outcome = new Promise<TurnOutcome>((resolve) =>
-        engine.run(
-          7,
-          {
-            host: "127.0.0.1",
-            ports: servers.ports,
-            bannerMs: servers.ports.map(() => 60_000),
-            timeoutMs: 60_000,
-            bannerBytes: 64,
-            turnMs: 60_000,
-          },
-          resolve,
-        ),
-      );
+      const outcome = runTurn(engine, 7, turnOf("127.0.0.1", servers.ports, 60_000, 60_000));
       while (servers.accepted.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
       engine.cancel(7);
       assert.deepEqual(await outcome, {
@@ -240,14 +228,7 @@ describe("probe pool", () => {
         )}`,
       );
       const pool = new ProbePool({ size: 1, script });
-      const turn = {
-        host: host.ip,
-        ports: host.ports,
-        bannerMs: host.ports.map(() => 0),
-        timeoutMs: 1000,
-        bannerBytes: 64,
-        turnMs: 60_000,
-      };
+      const turn = turnOf(host.ip, host.ports, 0, 60_000);
       const run = () => new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
       // Turns run here until the thread is up; the first one it is given comes back unprobed.
       let outcome = await run();
