@@ -105,6 +105,11 @@ export class ProbePool {
     this.#script = options.script ?? new URL("./tcp-probe-thread.ts", import.meta.url);
   }
 
+  /** How many probe threads the pool runs when busy. */
+  get size(): number {
+    return this.#size;
+  }
+
   /** Runs a turn on the least busy thread; `done` is called once. Answers the turn's id. */
   run(turn: ProbeTurn, done: (outcome: TurnOutcome) => void): number {
     clearTimeout(this.#idle);
