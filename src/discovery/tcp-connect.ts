@@ -130,7 +130,8 @@ export class ConnectProbes {
       done(outcome);
     });
     this.#turns.set(id, run);
-    if (run.goOn(performance.now())) this.#start(run);
+    const now = performance.now();
+    if (run.goOn(now)) this.#start(run, now);
     else run.finish();
   }
 
@@ -152,15 +153,15 @@ export class ConnectProbes {
     else socket.destroy();
     const { run } = socket;
     if (state !== CLOSED) run.answers.push({ port: socket.port, state });
-    if (run.goOn(performance.now())) this.#start(run);
+    const now = performance.now();
+    if (run.goOn(now)) this.#start(run, now);
     else {
       if (this.#inFlight.size === 0) this.#stopSweep();
       run.finish();
     }
   }
 
-  #start(run: TurnRun): void {
-    const now = performance.now();
+  #start(run: TurnRun, now: number): void {
     const socket = new ProbeSocket(this, run, run.next++, now);
     run.current = socket;
     this.#inFlight.add(socket);
