@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULTS } from "../src/config.ts";
 import { DnsClient } from "../src/discovery/dns-client.ts";
+import { discoveryLimits } from "../src/discovery/module.ts";
 import { Throttle } from "../src/discovery/throttle.ts";
 import { loadWordlist } from "../src/discovery/wordlists.ts";
 import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./lib/peer.ts";
@@ -27,6 +28,7 @@ async function sightlineRate(resolver: string, names: string[]) {
     concurrency: DEFAULTS.concurrency,
     perHostConcurrency: DEFAULTS.perHostConcurrency,
     rateLimit: 0,
+    limits: discoveryLimits(DEFAULTS),
   };
   const dns = new DnsClient({
     settings,

@@ -30,6 +30,24 @@ export interface Config {
   /** Network operations per second across a run (0 = unlimited). */
   rateLimit: number;
   timeoutMs: number;
+  /** Bytes of an HTTP response body kept (after decompression; the rest is not read). */
+  httpMaxBodyBytes: number;
+  /** Largest HTTP response header section accepted, in bytes. */
+  httpMaxHeaderBytes: number;
+  /** Redirects followed from one URL. */
+  httpMaxRedirects: number;
+  /** Bytes of a service's greeting kept by the port scan. */
+  bannerMaxBytes: number;
+  /** How long the port scan waits for a greeting once connected. */
+  bannerTimeoutMs: number;
+  /** Records of one type kept per DNS name (addresses, name servers, mail exchangers, TXT, …). */
+  dnsMaxRecords: number;
+  /** Characters of one TXT record kept. */
+  dnsMaxTxtLength: number;
+  /** Records read from one zone transfer. */
+  axfrMaxRecords: number;
+  /** DNS names taken from one certificate (subject and alternative names). */
+  tlsMaxNames: number;
   runTimeLimitSeconds: number;
   runConcurrency: number;
   /** Largest accepted request body in bytes. */
@@ -56,6 +74,14 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** Testing/extension hook: a module exporting `createRunWork(services)` used instead of the built-in work. */
   runWorkModule: string;
+  /** CIDRs and names webhook URLs may point at although denied by default (loopback, private, metadata). */
+  webhookAllow: string[];
+  /** How long one webhook delivery attempt may take. */
+  webhookTimeoutMs: number;
+  /** Attempts per webhook delivery before it is given up as failed. */
+  webhookAttempts: number;
+  /** Wait before the first retry of a webhook delivery; each later retry waits twice as long. */
+  webhookRetryMs: number;
 }
 
 export const DEFAULTS: Config = {
@@ -74,6 +100,15 @@ export const DEFAULTS: Config = {
   perHostConcurrency: 64,
   rateLimit: 0,
   timeoutMs: 3000,
+  httpMaxBodyBytes: 512 * 1024,
+  httpMaxHeaderBytes: 64 * 1024,
+  httpMaxRedirects: 5,
+  bannerMaxBytes: 1024,
+  bannerTimeoutMs: 1500,
+  dnsMaxRecords: 100,
+  dnsMaxTxtLength: 4096,
+  axfrMaxRecords: 20_000,
+  tlsMaxNames: 500,
   runTimeLimitSeconds: 3600,
   runConcurrency: 2,
   bodyLimit: 1024 * 1024,
@@ -90,10 +125,14 @@ export const DEFAULTS: Config = {
   redisPrefix: "sightline",
   shutdownGraceSeconds: 10,
   runWorkModule: "",
+  webhookAllow: [],
+  webhookTimeoutMs: 10_000,
+  webhookAttempts: 6,
+  webhookRetryMs: 30_000,
 };
 
 /** Environment variable → configuration key. */
-const ENVIRONMENT: Record<string, keyof Config> = {
+export const ENVIRONMENT: Record<string, keyof Config> = {
   PORT: "port",
   HOST: "host",
   SIGHTLINE_DATA_DIR: "dataDir",
@@ -109,6 +148,15 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_PER_HOST_CONCURRENCY: "perHostConcurrency",
   SIGHTLINE_RATE_LIMIT: "rateLimit",
   SIGHTLINE_TIMEOUT_MS: "timeoutMs",
+  SIGHTLINE_HTTP_MAX_BODY_BYTES: "httpMaxBodyBytes",
+  SIGHTLINE_HTTP_MAX_HEADER_BYTES: "httpMaxHeaderBytes",
+  SIGHTLINE_HTTP_MAX_REDIRECTS: "httpMaxRedirects",
+  SIGHTLINE_BANNER_MAX_BYTES: "bannerMaxBytes",
+  SIGHTLINE_BANNER_TIMEOUT_MS: "bannerTimeoutMs",
+  SIGHTLINE_DNS_MAX_RECORDS: "dnsMaxRecords",
+  SIGHTLINE_DNS_MAX_TXT_LENGTH: "dnsMaxTxtLength",
+  SIGHTLINE_AXFR_MAX_RECORDS: "axfrMaxRecords",
+  SIGHTLINE_TLS_MAX_NAMES: "tlsMaxNames",
   SIGHTLINE_RUN_TIME_LIMIT: "runTimeLimitSeconds",
   SIGHTLINE_RUN_CONCURRENCY: "runConcurrency",
   SIGHTLINE_BODY_LIMIT: "bodyLimit",
@@ -125,6 +173,10 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_REDIS_PREFIX: "redisPrefix",
   SIGHTLINE_SHUTDOWN_GRACE: "shutdownGraceSeconds",
   SIGHTLINE_RUN_WORK_MODULE: "runWorkModule",
+  SIGHTLINE_WEBHOOK_ALLOW: "webhookAllow",
+  SIGHTLINE_WEBHOOK_TIMEOUT_MS: "webhookTimeoutMs",
+  SIGHTLINE_WEBHOOK_ATTEMPTS: "webhookAttempts",
+  SIGHTLINE_WEBHOOK_RETRY_MS: "webhookRetryMs",
 };
 
 export class ConfigError extends Error {}
@@ -197,6 +249,19 @@ function check(config: Config): void {
   if (!/^[A-Za-z0-9_.-]+$/.test(config.redisPrefix))
     throw new ConfigError("SIGHTLINE_REDIS_PREFIX must be letters, digits, _ . or -");
   if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
+  const atLeast: Array<[keyof Config, string, number, string]> = [
+    ["httpMaxBodyBytes", "SIGHTLINE_HTTP_MAX_BODY_BYTES", 1024, "bytes"],
+    ["httpMaxHeaderBytes", "SIGHTLINE_HTTP_MAX_HEADER_BYTES", 1024, "bytes"],
+    ["bannerMaxBytes", "SIGHTLINE_BANNER_MAX_BYTES", 16, "bytes"],
+    ["bannerTimeoutMs", "SIGHTLINE_BANNER_TIMEOUT_MS", 1, "millisecond"],
+    ["dnsMaxRecords", "SIGHTLINE_DNS_MAX_RECORDS", 1, "record"],
+    ["dnsMaxTxtLength", "SIGHTLINE_DNS_MAX_TXT_LENGTH", 255, "characters"],
+    ["axfrMaxRecords", "SIGHTLINE_AXFR_MAX_RECORDS", 1, "record"],
+    ["tlsMaxNames", "SIGHTLINE_TLS_MAX_NAMES", 1, "name"],
+  ];
+  for (const [key, variable, minimum, unit] of atLeast)
+    if ((config[key] as number) < minimum)
+      throw new ConfigError(`${variable} must be at least ${minimum} ${unit}, not ${config[key]}`);
   if (config.bodyLimit < 1024) throw new ConfigError("SIGHTLINE_BODY_LIMIT must be at least 1024 bytes");
   if (config.authFailureLimit < 1)
     throw new ConfigError("SIGHTLINE_AUTH_FAILURE_LIMIT must be at least 1 failed attempt per minute");
@@ -206,6 +271,16 @@ function check(config: Config): void {
         `SIGHTLINE_TRUST_PROXY entry "${proxy}" must be an IP address or CIDR of a reverse proxy`,
       );
   }
+  for (const entry of config.webhookAllow) {
+    if (!isAddressOrCidr(entry) && !/^[a-z0-9.-]+$/i.test(entry))
+      throw new ConfigError(
+        `SIGHTLINE_WEBHOOK_ALLOW entry "${entry}" must be an IP address, a CIDR block or a host name`,
+      );
+  }
+  if (config.webhookTimeoutMs < 100)
+    throw new ConfigError("SIGHTLINE_WEBHOOK_TIMEOUT_MS must be at least 100");
+  if (config.webhookAttempts < 1 || config.webhookAttempts > 20)
+    throw new ConfigError("SIGHTLINE_WEBHOOK_ATTEMPTS must be 1–20");
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(config.logLevel))
     throw new ConfigError("LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent");
   if (Boolean(config.bootstrapAccessKey) !== Boolean(config.bootstrapSecretKey))

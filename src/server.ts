@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.ts";
 import type { Services } from "./api/context.ts";
 import type { LogSettings } from "./api/logging.ts";
+import { MetricsRegistry } from "./api/metrics.ts";
 import { runRoutes } from "./api/runs.ts";
 import type { Config } from "./config.ts";
 import { createRunSystem, type RunSystem } from "./runs/runtime.ts";
@@ -10,6 +11,7 @@ import type { RunWork } from "./runs/work.ts";
 import { loadRunWork } from "./runs/work-loader.ts";
 import { openServices } from "./services.ts";
 import { bootstrapFirstUser } from "./store/bootstrap.ts";
+import { createWebhookSystem } from "./webhooks/system.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -41,11 +43,16 @@ export async function startServer(
       announce("Using the key pair from SIGHTLINE_BOOTSTRAP_ACCESS_KEY / SIGHTLINE_BOOTSTRAP_SECRET_KEY.");
     }
   }
+  const metrics = new MetricsRegistry();
+  const webhooks = createWebhookSystem(services);
   const runs = createRunSystem(services, {
     role: "server",
     work: await (options.runWork ?? loadRunWork)(services),
+    metrics,
+    hooks: [webhooks.hook],
   });
   const app = await buildApp(services, {
+    metrics,
     logger: options.logger ?? false,
     healthChecks: runs.healthChecks,
     collectionPlugins: [runRoutes(runs.coordinator)],
@@ -64,6 +71,7 @@ export async function startServer(
     warn: (message) => log.warn(message),
     error: (message) => log.error(message),
   });
+  webhooks.start({ warn: (message) => app.log.child({ component: "webhooks" }).warn(message) });
   const url = address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
   announce(`Sightline is listening on ${url} (store: ${services.store.dialect} ${services.store.location}).`);
   return {
@@ -74,6 +82,7 @@ export async function startServer(
     async close() {
       await app.close();
       await runs.close();
+      await webhooks.close();
       await services.store.close();
     },
   };

@@ -1,7 +1,7 @@
 /**
  * The lab in a process of its own, so a benchmark's scanner and the servers it scans do not share an
  * event loop (a peer tool like nmap never does). Prints one JSON line — the resolver and every host with
- * its open ports — then serves until its standard input closes.
+ * its open ports, and the web applications with their truth — then serves until its standard input closes.
  *
  * `node bench/lib/lab-process.ts [hosts]`: with a number, a world of that many hosts (SSH everywhere, web,
  * TLS, mail, MySQL and Redis spread over them) in zone bench.test; without, the default lab world.
@@ -46,6 +46,7 @@ process.stdout.write(
     resolver: lab.resolver,
     names: truth.names.map((n) => n.name),
     hosts: truth.hosts.map((h) => ({ ip: h.ip, ports: h.ports })),
+    applications: truth.applications,
   })}\n`,
 );
 process.stdin.resume();

@@ -2,6 +2,7 @@
 import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { ApplicationTruth } from "../../test/lab/index.ts";
 
 export const exec = promisify(execFile);
 
@@ -9,6 +10,7 @@ export interface LabInfo {
   resolver: string;
   names: string[];
   hosts: Array<{ ip: string; ports: number[] }>;
+  applications: ApplicationTruth[];
 }
 
 /** Starts bench/lib/lab-process.ts; `stop` ends it. */

@@ -12,6 +12,9 @@ import { MetricsRegistry, metricsEndpoint } from "./metrics.ts";
 import { openApi } from "./openapi.ts";
 import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { teamRoutes } from "./teams.ts";
+import { webRoutes } from "./web.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 export interface AppOptions {
   logger?: boolean | LogSettings;
@@ -20,6 +23,8 @@ export interface AppOptions {
   healthChecks?: Record<string, HealthCheck>;
   /** Resource plugins added by later layers (runs, results), registered under /api/collections. */
   collectionPlugins?: Array<(app: FastifyInstance) => Promise<void>>;
+  /** Folder of the built dashboard; default src/web/dist. */
+  webRoot?: string;
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -57,9 +62,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     async (api) => {
       await api.register(collectionRoutes);
       await api.register(resultRoutes);
+      await api.register(webhookRoutes);
       for (const plugin of options.collectionPlugins ?? []) await api.register(plugin);
     },
     { prefix: "/api/collections" },
   );
+  await app.register(teamRoutes, { prefix: "/api/teams" });
+  await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

@@ -23,7 +23,8 @@ function needsKeys(request: FastifyRequest): boolean {
   return path === "/api" || path.startsWith("/api/");
 }
 
-function decodedPath(url: string): string {
+/** The path of a URL as the router matches it: percent-escapes decoded, query dropped. */
+export function decodedPath(url: string): string {
   const path = url.split("?")[0];
   try {
     return decodeURIComponent(path);

@@ -19,26 +19,72 @@ function send(reply: FastifyReply, status: number, code: string, message: string
 
 function fieldOf(error: ErrorObject, part: string): string {
   const path = error.instancePath.split("/").filter(Boolean).join(".");
-  const missing =
-    error.keyword === "required" ? (error.params as { missingProperty: string }).missingProperty : "";
-  return [path, missing].filter(Boolean).join(".") || part;
+  // A missing or an unknown field is named by the field itself, not by the object holding it.
+  const named =
+    error.keyword === "required"
+      ? (error.params as { missingProperty: string }).missingProperty
+      : error.keyword === "additionalProperties"
+        ? (error.params as { additionalProperty: string }).additionalProperty
+        : "";
+  return [path, named].filter(Boolean).join(".") || part;
 }
 
 function describe(error: ErrorObject): string {
   switch (error.keyword) {
     case "required":
       return "is required";
-    case "type":
-      return `must be ${(error.params as { type: string }).type === "array" ? "an array" : `a ${(error.params as { type: string }).type}`}`;
+    case "type": {
+      const { type } = error.params as { type: string };
+      return type === "integer"
+        ? "must be a whole number"
+        : `must be ${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
+    }
+    case "wholeNumber":
+      return (error.params as { tooLarge: boolean }).tooLarge
+        ? `must be a whole number no larger than ${Number.MAX_SAFE_INTEGER}`
+        : "must be a whole number written in digits (no sign, decimals, exponent or spaces)";
+    case "minimum":
+      return `must be at least ${(error.params as { limit: number }).limit}`;
+    case "maximum":
+      return `must be at most ${(error.params as { limit: number }).limit}`;
     case "pattern":
       return "has characters outside a-z 0-9 _ - .";
     case "enum":
       return `must be one of ${((error.params as { allowedValues: unknown[] }).allowedValues ?? []).join(", ")}`;
     case "additionalProperties":
-      return `is not a known field: ${(error.params as { additionalProperty: string }).additionalProperty}`;
+      return "is not a known field";
     default:
       return error.message ?? "is invalid";
   }
+}
+
+/** The integer properties of a path or query schema (those parts are flat objects). */
+function integerFields(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === "integer")
+    .map(([name]) => name);
+}
+
+/**
+ * Whole numbers in a path or query string must be written as decimal digits within the safe integers:
+ * Ajv's coercion alone would take "1e309" (Infinity), "0x10", " 1", "1.0" or "1e20", and an id like
+ * those once reached the database and answered 500.
+ */
+function spellingErrors(fields: string[], data: unknown): ErrorObject[] {
+  return fields.flatMap((field): ErrorObject[] => {
+    const raw = (data as Record<string, unknown> | null)?.[field];
+    if (typeof raw !== "string" || (/^\d+$/.test(raw) && Number.isSafeInteger(Number(raw)))) return [];
+    return [
+      {
+        instancePath: `/${field}`,
+        schemaPath: "#/wholeNumber",
+        keyword: "wholeNumber",
+        params: { tooLarge: /^\d+$/.test(raw) },
+        message: "must be a whole number",
+      },
+    ];
+  });
 }
 
 /** Body schemas are strict (a string never becomes an array); query and path values are coerced from text. */
@@ -47,9 +93,22 @@ export function schemaValidators(app: FastifyInstance) {
   const coercing = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
   addFormats.default(strict);
   addFormats.default(coercing);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === "body" ? strict : coercing).compile(schema as object),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === "body") return strict.compile(schema as object);
+    const validate = coercing.compile(schema as object);
+    const integers = integerFields(schema);
+    if (integers.length === 0) return validate;
+    const checked = (data: unknown) => {
+      const misspelled = spellingErrors(integers, data);
+      // Every bad parameter is named: the misspelled numbers, then what else the schema finds.
+      const valid = validate(data) && misspelled.length === 0;
+      const errors = [...misspelled, ...(validate.errors ?? [])];
+      checked.errors = errors.length > 0 ? errors : undefined;
+      return valid;
+    };
+    checked.errors = undefined as ErrorObject[] | undefined;
+    return checked;
+  });
 }
 
 /** A message as a sentence: capitalised, ending with one full stop. */
@@ -57,6 +116,14 @@ function sentence(text: string): string {
   const trimmed = text.trim().replace(/[.\s]+$/, "");
   return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`;
 }
+
+/** What a person calls each part of a request that failed validation. */
+const PART_NAMES: Record<string, string> = {
+  params: "request path",
+  querystring: "query string",
+  body: "request body",
+  headers: "request headers",
+};
 
 /** Codes and sentences for the 4xx errors Fastify raises itself, by status. */
 const CLIENT_ERRORS: Record<number, [string, string]> = {
@@ -147,7 +214,8 @@ export const errorHandling = fp(async (app: FastifyInstance) => {
       // Union mismatches repeat a field once per branch; keep the first word on each.
       const unique = details.filter((d, i) => details.findIndex((o) => o.field === d.field) === i);
       const summary = unique.map((d) => `${d.field} ${d.message}`).join("; ");
-      return send(reply, 400, "bad_request", `The request ${part} is invalid: ${summary}.`, unique);
+      const where = PART_NAMES[part] ?? `request ${part}`;
+      return send(reply, 400, "bad_request", `The ${where} is invalid: ${summary}.`, unique);
     }
     switch (error.code) {
       case "FST_ERR_CTP_EMPTY_JSON_BODY":

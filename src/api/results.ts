@@ -1,23 +1,46 @@
 /**
- * Collection results: hosts, domains, netblocks and recent entities of the latest finished run. Before
- * any run has finished they are empty (`{}` for hosts, `[]` otherwise). Lists answer everything by
- * default; `limit`/`offset` page them, with X-Total-Count and a Link header to the next page, so the
- * body keeps the spec's shape.
+ * Collection results, streamed from the store (src/results/query.ts, src/results/stream.ts): read as of
+ * the latest finished run, or any finished run with `run_id`. Before any run has finished they are empty
+ * (`{}` for hosts, `[]` otherwise). Lists answer everything by default; `limit`/`offset` page them, with
+ * X-Total-Count and a Link header to the next page, so the body keeps the spec's shape. `scoped`,
+ * `hidden`, `q` and per-list filters narrow them; `format=csv|ndjson` exports the same rows. Unknown or
+ * malformed query parameters are a 400 naming each.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type TSchema, Type } from "typebox";
-import { domainsView } from "../results/domains.ts";
-import { hostsView } from "../results/hosts.ts";
-import { netblocksView } from "../results/netblocks.ts";
-import { recentView } from "../results/recent.ts";
+import { type TObject, type TProperties, Type } from "typebox";
+import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
+import { entityFields } from "../results/common.ts";
+import { ConnectionItem, connectionsOf } from "../results/connections.ts";
+import { diffBody, diffSchema } from "../results/diff.ts";
+import { domainItems } from "../results/domains.ts";
+import { DecimalExponent, EntityType, Timestamp } from "../results/formats.ts";
+import { type Host as HostValue, hostEntries } from "../results/hosts.ts";
+import { IssueItem, issueItems } from "../results/issues.ts";
+import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
+import { Overview, overview } from "../results/overview.ts";
+import { ProductItem } from "../results/products.ts";
+import {
+  type EntityFilters,
+  type FindingFilters,
+  type Page,
+  ResultQueries,
+  type ResultRun,
+} from "../results/query.ts";
+import {
+  bodyStream,
+  CONTENT_TYPES,
+  encodeResult,
+  FORMATS,
+  type Format,
+  negotiateEncoding,
+  type ResultBody,
+} from "../results/stream.ts";
+import { VulnerabilityItem, vulnerabilityItem } from "../results/vulnerabilities.ts";
+import type { CollectionRow } from "../store/collections.ts";
+import { VulnerabilityRepository } from "../vulns/repository.ts";
 import { visibleCollection } from "./collections.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
-
-const Timestamp = Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" });
-const DecimalExponent = (description: string) =>
-  Type.String({ description: `${description}, as a decimal-exponent number (e.g. "0.443e3")` });
-const EntityType = Type.String({ description: "Service::Entity::<Kind>" });
 
 const Geolocation = Type.Object(
   {
@@ -32,7 +55,7 @@ const Geolocation = Type.Object(
 );
 
 /** The spec's Entity fields, shared by every entity-shaped result item. */
-const entityFields = {
+const entityFieldSchemas = {
   name: Type.String(),
   type: EntityType,
   first_seen: Timestamp,
@@ -44,7 +67,7 @@ const entityFields = {
   ),
 };
 
-export const Entity = Type.Object(entityFields);
+export const Entity = Type.Object(entityFieldSchemas);
 
 export const Host = Type.Object({
   resolutions: Type.Array(Type.String(), { description: "Names that resolve to the address." }),
@@ -66,7 +89,7 @@ export const Host = Type.Object({
 const recordList = (description: string) => Type.Array(Type.String(), { description });
 
 export const DomainItem = Type.Object({
-  ...entityFields,
+  ...entityFieldSchemas,
   name_server: Type.Boolean({ description: "The name serves as a name server (NS or SOA) of a zone." }),
   resolves: Type.Boolean({ description: "The name exists in DNS." }),
   addresses: Type.Array(Type.String(), { description: "IPv4 and IPv6 addresses the name resolves to." }),
@@ -82,7 +105,7 @@ export const DomainItem = Type.Object({
       caa: recordList('"<flags> <tag> \\"<value>\\""'),
       srv: recordList('"<priority> <weight> <port> <target>"'),
     },
-    { description: "The name's own records, as seen by the latest run." },
+    { description: "The name's own records, as seen by the run." },
   ),
   spf: Type.String({ description: "The SPF policy (v=spf1 …) of a domain; empty when none." }),
   dmarc: Type.String({ description: "The DMARC policy (v=DMARC1 …) of a domain; empty when none." }),
@@ -93,7 +116,7 @@ export const DomainItem = Type.Object({
 });
 
 export const NetBlockItem = Type.Object({
-  ...entityFields,
+  ...entityFieldSchemas,
   asn: Type.String({ description: '"AS<number>" announcing the block; empty for special ranges.' }),
   organization: Type.String(),
   net_name: Type.String(),
@@ -105,17 +128,75 @@ export const NetBlockItem = Type.Object({
 const NETWORK_DATA =
   " Network owner, ASN and country come from the offline ip-location-db data: RouteViews (routeviews.org), the five RIRs via the NRO (nro.net) and IP to ASN Lite by DB-IP (https://db-ip.com), CC BY 4.0.";
 
-const Page = Type.Object({
+// --- query parameters ---------------------------------------------------------------------------------
+
+/** Parameters of every result list. */
+const LIST_PARAMETERS = {
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10000, description: "Page size; default: everything." }),
   ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-});
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: "Items to skip." })),
+  run_id: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        "Read the results as of this finished run of the collection (default: the latest finished run).",
+    }),
+  ),
+  format: Type.Optional(
+    Type.String({
+      enum: [...FORMATS],
+      description:
+        "json (default, the envelope); csv (a header row, then one row per item, nested values as JSON text); ndjson (one JSON object per line). csv and ndjson are downloads (Content-Disposition).",
+    }),
+  ),
+  scoped: Type.Optional(Type.Boolean({ description: "Only items in scope (true) or out of scope (false)." })),
+  hidden: Type.Optional(Type.Boolean({ description: "Only hidden (true) or visible (false) items." })),
+  q: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: "Case-insensitive substring of the name." }),
+  ),
+};
 
-type PageQuery = { limit?: number; offset?: number };
+/** Filters some lists have. */
+const FILTER_PARAMETERS = {
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "Only those on this port." })),
+  product: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Only those running this product, by name ("nginx") or with its version ("nginx 1.25.3").',
+    }),
+  ),
+  severity: Type.Optional(
+    Type.String({
+      pattern: "^[1-5](,[1-5])*$",
+      description: "Only these severities, comma-separated: 1 (critical) … 5 (informational), e.g. 1,2.",
+    }),
+  ),
+};
+type FilterName = keyof typeof FILTER_PARAMETERS;
+
+interface ResultQuery extends Page {
+  run_id?: number;
+  format?: Format;
+  scoped?: boolean;
+  hidden?: boolean;
+  q?: string;
+  port?: number;
+  product?: string;
+  severity?: string;
+}
+
+const querySchema = (filters: FilterName[], descriptions: Partial<Record<string, string>> = {}) => {
+  const properties: TProperties = { ...LIST_PARAMETERS };
+  for (const name of filters) properties[name] = FILTER_PARAMETERS[name];
+  for (const [name, description] of Object.entries(descriptions))
+    properties[name] = Type.Optional({ ...properties[name], description });
+  return Type.Object(properties, { additionalProperties: false });
+};
 
 /** Sets X-Total-Count and, when there is more, a Link to the next page. */
-function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: PageQuery, total: number) {
+function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number) {
   reply.header("X-Total-Count", String(total));
   if (page.limit === undefined) return;
   const next = (page.offset ?? 0) + page.limit;
@@ -126,28 +207,84 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: PageQue
   reply.header("Link", `<${url.pathname}${url.search}>; rel="next"`);
 }
 
+/** Writes a result body as a stream, compressed when the client accepts it. */
+async function sendBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  chunks: AsyncIterable<string>,
+  format: Format,
+  filename?: string,
+) {
+  // The first chunk is read before anything is sent: a failing query still answers the error envelope.
+  const iterator = chunks[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  const rest = async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  };
+  reply.type(CONTENT_TYPES[format]);
+  if (filename) reply.header("Content-Disposition", `attachment; filename="${filename}"`);
+  const encoding = negotiateEncoding(request.headers["accept-encoding"]);
+  reply.header("Vary", "Accept-Encoding");
+  if (encoding !== "identity") reply.header("Content-Encoding", encoding);
+  return reply.send(bodyStream(rest(), encoding));
+}
+
+/** The 200 response of a list: the envelope, or the same rows as CSV or NDJSON. */
+const listResponse = (result: TObject | ReturnType<typeof Type.Array> | ReturnType<typeof Type.Record>) => ({
+  description: "The envelope around the result; with format=csv or ndjson, the rows as a download.",
+  content: {
+    "application/json": { schema: Envelope(result) },
+    "text/csv": { schema: Type.String({ description: "A header row, then one row per item." }) },
+    "application/x-ndjson": { schema: Type.String({ description: "One JSON object per line." }) },
+  },
+});
+
+interface ListContext {
+  collection: CollectionRow;
+  run: ResultRun | undefined;
+  query: ResultQuery;
+  page: Page;
+  entityFilters: EntityFilters;
+  findingFilters: FindingFilters;
+}
+
+interface ListRoute {
+  path: string;
+  summary: string;
+  description: string;
+  item: TObject;
+  /** A keyed result (hosts): the object's key, and its column name in exports. */
+  key?: string;
+  filters?: FilterName[];
+  /** Per-route wording of a shared parameter (e.g. what `q` searches). */
+  parameters?: Partial<Record<string, string>>;
+  count(context: ListContext): Promise<number>;
+  items(context: ListContext): AsyncIterable<unknown>;
+}
+
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { collections, entities } = app.services;
+  const { collections } = app.services;
+  const queries = new ResultQueries(app.services.store.db);
+  const cves = new VulnerabilityRepository(app.services.store.db);
   const tags = ["Results"];
 
-  const route = <T extends TSchema>(
-    path: string,
-    summary: string,
-    description: string,
-    result: T,
-    count: (collectionId: number) => Promise<number>,
-    read: (collectionId: number, page: PageQuery) => Promise<unknown>,
-  ) =>
+  const list = (route: ListRoute) =>
     app.get(
-      `/:collection_name/${path}`,
+      `/:collection_name/${route.path}`,
       {
         schema: {
           tags,
-          summary,
-          description,
+          summary: route.summary,
+          description: route.description,
           params: CollectionParams,
-          querystring: Page,
-          response: { 200: Envelope(result), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
+          querystring: querySchema(route.filters ?? [], route.parameters),
+          response: {
+            200: listResponse(route.key ? Type.Record(Type.String(), route.item) : Type.Array(route.item)),
+            ...COMMON_ERRORS,
+            ...NOT_FOUND_ERROR,
+          },
         },
       },
       async (request, reply) => {
@@ -156,46 +293,293 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           request.principal,
           request.params.collection_name,
         );
-        const page = request.query;
-        pageHeaders(request, reply, page, await count(collection.id));
-        return {
-          success: true as const,
-          message: "success" as const,
-          result: (await read(collection.id, page)) as never,
+        const query = request.query as ResultQuery;
+        const run = await queries.run(collection, query.run_id);
+        const page = { limit: query.limit, offset: query.offset };
+        const context: ListContext = {
+          collection,
+          run,
+          query,
+          page,
+          entityFilters: {
+            scoped: query.scoped,
+            hidden: query.hidden,
+            q: query.q,
+            port: query.port,
+            product: query.product,
+          },
+          findingFilters: {
+            scoped: query.scoped,
+            hidden: query.hidden,
+            q: query.q,
+            severities: query.severity?.split(",").map(Number),
+          },
         };
+        pageHeaders(request, reply, page, await route.count(context));
+        const format = query.format ?? "json";
+        const body: ResultBody = route.key
+          ? {
+              shape: "object",
+              item: route.item,
+              key: route.key,
+              items: route.items(context) as AsyncIterable<[string, unknown]>,
+            }
+          : { shape: "array", item: route.item, items: route.items(context) };
+        const filename =
+          format === "json"
+            ? undefined
+            : `${collection.name}-${route.path}${query.run_id ? `-run-${query.run_id}` : ""}.${format}`;
+        return sendBody(request, reply, encodeResult(body, format), format, filename);
       },
     );
 
-  route(
-    "hosts",
-    "Hosts: every IP address with its names, open ports, network and location",
-    `An object keyed by IP address. \`{}\` before any run has finished. Paging counts addresses.${NETWORK_DATA}`,
-    Type.Record(Type.String(), Host),
-    (id) => entities.countCurrent(id, { kinds: ["IpAddress"] }),
-    (id, page) => hostsView(entities, id, page),
+  const entityList = (
+    route: Omit<ListRoute, "count" | "items"> & {
+      kinds?: string[];
+      recent?: boolean;
+      toItem: (entity: Parameters<typeof entityFields>[0]) => unknown;
+    },
+  ) =>
+    list({
+      ...route,
+      count: ({ run, entityFilters }) =>
+        queries.countEntities(run, { ...entityFilters, kinds: route.kinds, firstSeenInRun: route.recent }),
+      items: async function* ({ run, entityFilters, page }) {
+        for await (const entity of queries.entities(
+          run,
+          { ...entityFilters, kinds: route.kinds, firstSeenInRun: route.recent },
+          { page },
+        ))
+          yield route.toItem(entity);
+      },
+    });
+
+  list({
+    path: "hosts",
+    summary: "Hosts: every IP address with its names, open ports, network and location",
+    description: `An object keyed by IP address, in address text order. \`{}\` before any run has finished. Paging counts addresses; exports have the address in column \`ip\`.${NETWORK_DATA}`,
+    item: Host,
+    key: "ip",
+    filters: ["port"],
+    parameters: {
+      q: "Case-insensitive substring of the address.",
+      port: "Only hosts with this port open.",
+    },
+    count: ({ run, entityFilters }) =>
+      queries.countEntities(run, {
+        ...entityFilters,
+        port: undefined,
+        openPort: entityFilters.port,
+        kinds: ["IpAddress"],
+      }),
+    items: ({ run, entityFilters, page }) =>
+      hostEntries(
+        queries,
+        run,
+        { ...entityFilters, port: undefined, openPort: entityFilters.port },
+        page,
+      ) as AsyncIterable<[string, HostValue]>,
+  });
+  list({
+    path: "domains",
+    summary: "Domains: every DNS name with its records, mail policy, wildcard and zone-transfer state",
+    description:
+      "One item per name (a name that is also a name server is one item), in name order. Paging counts names. `[]` before any run has finished.",
+    item: DomainItem,
+    count: ({ run, entityFilters }) =>
+      queries.countEntities(
+        run,
+        { ...entityFilters, kinds: ["Domain", "Nameserver", "DnsRecord"] },
+        {
+          distinctNames: true,
+        },
+      ),
+    items: ({ run, entityFilters, page }) => domainItems(queries, run, entityFilters, page),
+  });
+  entityList({
+    path: "netblocks",
+    summary: "Netblocks: the network blocks holding the collection's addresses, with owner and location",
+    description: `Blocks come from the offline IP database (announced prefix or registered range); special ranges (loopback, private, …) are their RFC 6890 block. \`[]\` before any run has finished.${NETWORK_DATA}`,
+    item: NetBlockItem,
+    kinds: NETBLOCK_KINDS,
+    toItem: (entity) => netblockItem(entity as never),
+  });
+  entityList({
+    path: "recent",
+    summary: "Recent entities: what the run saw for the first time",
+    description:
+      "Every kind of entity first seen by the latest finished run (or by `run_id`), in kind then name order. `[]` before any run has finished.",
+    item: Entity,
+    recent: true,
+    toItem: entityFields,
+  });
+  list({
+    path: "applications",
+    summary: "Applications: every web application, by scheme, host and port, with what its front page shows",
+    description: `One item per application, in name order: each web port of each address and of each name resolving to it (name-based virtual hosts answer differently). \`details\` holds what the probe saw (status, title, headers, cookies, redirects, scripts, forms, content checks, fingerprints with CPEs and CVEs) and where the application sits on the network. \`[]\` before any run has finished.${NETWORK_DATA}`,
+    item: ApplicationItem,
+    filters: ["port", "product"],
+    parameters: {
+      q: "Case-insensitive substring of the application's address.",
+      port: "Only applications on this port.",
+    },
+    count: ({ run, entityFilters }) => queries.countEntities(run, { ...entityFilters, ...APPLICATIONS }),
+    items: ({ run, entityFilters, page }) => applicationItems(queries, run, entityFilters, page),
+  });
+  list({
+    path: "issues",
+    summary: "Issues: every weakness found, with its proof",
+    description:
+      "Most severe first, then by issue name and entity. `hidden` filters on the entity the issue is on. `[]` before any run has finished.",
+    item: IssueItem,
+    filters: ["severity"],
+    parameters: { q: "Case-insensitive substring of the issue's name, pretty name or entity name." },
+    count: ({ run, findingFilters }) => queries.countFindings(run, findingFilters),
+    items: ({ run, findingFilters, page }) =>
+      run ? issueItems(queries, run, queries.findings(run, findingFilters, page)) : empty(),
+  });
+  list({
+    path: "products",
+    summary:
+      "Products: every product seen on the collection's applications and services, with how many run it",
+    description:
+      "One item per product and version (a product seen without a version is its own item); `count` is an integer written as a string. Most common first. `scoped`/`hidden` count only such applications and services. `[]` before any run has finished.",
+    item: ProductItem,
+    parameters: { q: "Case-insensitive substring of the product (with its version)." },
+    count: ({ run, entityFilters }) => queries.countProducts(run, entityFilters),
+    items: async function* ({ run, entityFilters, page }) {
+      for await (const { product, count } of queries.products(run, entityFilters, page))
+        yield { product, count: String(count) };
+    },
+  });
+  list({
+    path: "vulnerabilities",
+    summary:
+      "Vulnerabilities: the CVEs of the product versions found, with the applications and services they affect",
+    description:
+      "From the local vulnerability database (`sightline vulndb import` loads NVD and CISA KEV; a small seed ships). `exploits` lists the CISA KEV entry of a CVE known to be exploited. Highest score first. `[]` before any run has finished.",
+    item: VulnerabilityItem,
+    filters: ["product"],
+    parameters: {
+      q: "Case-insensitive substring of the CVE id or of a product carrying it.",
+      product: "Only CVEs carried by this product (by name, as fingerprinted).",
+    },
+    count: ({ run, entityFilters }) => queries.countVulnerabilities(run, entityFilters),
+    items: async function* ({ run, entityFilters, page }) {
+      for await (const found of queries.vulnerabilities(
+        run,
+        { ...entityFilters, product: entityFilters.product },
+        page,
+      )) {
+        const cve = (await cves.cvesById([found.cve])).get(found.cve);
+        if (cve) yield vulnerabilityItem(found.cve, cve, found.products, found.affected);
+      }
+    },
+  });
+
+  list({
+    path: "connections",
+    summary: "Connections: the third parties the collection's surface depends on",
+    description:
+      "One item per third party (by registrable domain) outside the collection's seeds: hosts its applications load scripts or other resources from, or redirect to, and the mail (MX) and DNS (NS) providers of its names. Most used first. Computed from the scoped names and applications as of the run (held per third party, not per entity). `[]` before any run has finished.",
+    item: ConnectionItem,
+    parameters: {
+      q: "Case-insensitive substring of the third party's name.",
+      scoped: "Accepted for symmetry; connections are always computed from the scoped surface.",
+      hidden: "Accepted for symmetry; connections are not hidden.",
+    },
+    count: async (context) => (await connectionsFor(context)).length,
+    items: async function* (context) {
+      const all = await connectionsFor(context);
+      const start = context.page.offset ?? 0;
+      yield* all.slice(start, context.page.limit === undefined ? undefined : start + context.page.limit);
+    },
+  });
+
+  /** The connections of a request, computed once for its count and its items. */
+  const connections = new WeakMap<ListContext, Promise<unknown[]>>();
+  const connectionsFor = (context: ListContext) => {
+    let found = connections.get(context);
+    if (!found) {
+      found = collections
+        .seeds(context.collection.id)
+        .then((seeds) => connectionsOf(queries, context.run, seeds))
+        .then((all) =>
+          context.query.q ? all.filter((item) => item.name.includes(context.query.q!.toLowerCase())) : all,
+        );
+      connections.set(context, found);
+    }
+    return found;
+  };
+
+  app.get(
+    "/:collection_name/overview",
+    {
+      schema: {
+        tags,
+        summary:
+          "Overview: seeds, last run, how much of each result, issues by severity, top products, what is new",
+        description:
+          "Figures of the latest finished run (or `run_id`); counts are 0 and the lists empty before any run has finished.",
+        params: CollectionParams,
+        querystring: Type.Object({ run_id: LIST_PARAMETERS.run_id }, { additionalProperties: false }),
+        response: { 200: Envelope(Overview), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
+      },
+    },
+    async (request) => {
+      const collection = await visibleCollection(
+        collections,
+        request.principal,
+        request.params.collection_name,
+      );
+      const run = await queries.run(collection, (request.query as { run_id?: number }).run_id);
+      return {
+        success: true as const,
+        message: "success" as const,
+        result: await overview(queries, {
+          seedCount: (await collections.seeds(collection.id)).length,
+          lastRun: await queries.lastRun(collection.id),
+          run,
+        }),
+      };
+    },
   );
-  route(
-    "domains",
-    "Domains: every DNS name with its records, mail policy, wildcard and zone-transfer state",
-    "One item per name (a name that is also a name server is one item). `[]` before any run has finished.",
-    Type.Array(DomainItem),
-    (id) => entities.countCurrent(id, { kinds: ["Domain", "Nameserver", "DnsRecord"], distinctNames: true }),
-    (id, page) => domainsView(entities, id, page),
-  );
-  route(
-    "netblocks",
-    "Netblocks: the network blocks holding the collection's addresses, with owner and location",
-    `Blocks come from the offline IP database (announced prefix or registered range); special ranges (loopback, private, …) are their RFC 6890 block. \`[]\` before any run has finished.${NETWORK_DATA}`,
-    Type.Array(NetBlockItem),
-    (id) => entities.countCurrent(id, { kinds: ["NetBlock"] }),
-    (id, page) => netblocksView(entities, id, page),
-  );
-  route(
-    "recent",
-    "Recent entities: what the latest finished run saw for the first time",
-    "Every kind of entity first seen by the latest finished run. `[]` before any run has finished.",
-    Type.Array(Entity),
-    (id) => entities.countCurrent(id, { firstSeenInRun: true }),
-    (id, page) => recentView(entities, id, page),
+
+  const DiffParams = Type.Object({
+    collection_name: Type.String(),
+    id: Type.Integer({ minimum: 1, description: "A finished run of the collection." }),
+  });
+  app.get(
+    "/:collection_name/runs/:id/diff",
+    {
+      schema: {
+        tags,
+        summary:
+          "What a run changed: the entities and issues that appeared and disappeared since the finished run before it",
+        description:
+          "`appeared`: seen by this run and not by the previous finished run; `disappeared`: seen by the previous one and not by this one. Entities in the spec's Entity shape, issues in its Issue shape. The run must be finished (400 otherwise; 404 when it is not a run of the collection).",
+        params: DiffParams,
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Envelope(diffSchema(Entity, IssueItem)),
+          ...COMMON_ERRORS,
+          ...NOT_FOUND_ERROR,
+        },
+      },
+    },
+    async (request, reply) => {
+      const params = request.params as { collection_name: string; id: number };
+      const collection = await visibleCollection(collections, request.principal, params.collection_name);
+      const run = (await queries.run(collection, params.id))!;
+      const previous = await queries.previousRun(collection.id, run.runId);
+      return sendBody(
+        request,
+        reply,
+        diffBody(queries, run, previous, { entity: Entity, issue: IssueItem }),
+        "json",
+      );
+    },
   );
 };
+
+async function* empty(): AsyncGenerator<never> {}

@@ -3,13 +3,13 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { conflict, forbidden, notFound } from "../core/errors.ts";
-import { formatTimestamp } from "../core/formats.ts";
+import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import type { RunCoordinator } from "../runs/coordinator.ts";
 import type { RunRow } from "../runs/repository.ts";
 import { mayRun } from "../runs/scan-rate.ts";
 import { RUN_STATUSES } from "../store/schema.ts";
 import { visibleCollection } from "./collections.ts";
-import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
+import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR, RecordId } from "./schemas.ts";
 
 const Timestamp = (description: string) =>
   Type.Union([Type.String(), Type.Null()], {
@@ -42,7 +42,7 @@ export const Run = Type.Object({
 
 const RunParams = Type.Object({
   collection_name: Type.String(),
-  id: Type.Integer({ minimum: 1, description: "The run's id, as listed." }),
+  id: RecordId("The run's id, as listed."),
 });
 
 const errorResponse = (description: string) => ({ ...Type.Ref("ErrorEnvelope"), description });
@@ -56,7 +56,7 @@ const NOT_CANCELLABLE = {
 };
 
 export function describeRun(row: RunRow) {
-  const timestamp = (value: string | null) => (value === null ? null : formatTimestamp(value));
+  const timestamp = formatTimestampOrNull;
   return {
     id: row.id,
     status: row.status,

@@ -77,6 +77,13 @@ export const CollectionName = Type.String({
 
 export const CollectionParams = Type.Object({ collection_name: Type.String() });
 
+/** Ids of stored records are positive and fit the id columns (PostgreSQL's serial: a 32-bit integer). */
+export const MAX_RECORD_ID = 2_147_483_647;
+
+/** A record id in a path: written in digits, 1 to MAX_RECORD_ID; anything else answers 400. */
+export const RecordId = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: MAX_RECORD_ID, description });
+
 export const CollectionBody = Type.Object({
   name: Type.Optional(CollectionName),
   seeds: Type.Optional(

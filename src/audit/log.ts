@@ -21,7 +21,9 @@ export type AuditAction =
   | "collection.create"
   | "collection.update"
   | "collection.seeds.add"
-  | "collection.seeds.delete";
+  | "collection.seeds.delete"
+  | "collection.webhook.create"
+  | "collection.webhook.delete";
 
 export interface AuditEntry {
   /** Who: `user:<name>` for an API key's user, `cli:<os user>` for the operator. */

@@ -116,6 +116,40 @@ export class ApiClient {
     return this.request<T>("POST", path, body);
   }
 
+  /**
+   * A GET whose body is to be streamed (an export): answers the response once its headers arrived (30 s
+   * at most), compressed in transit and decompressed here; an error answer throws the API's sentence.
+   */
+  async download(path: string): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+    const { url, accessKey, secretKey } = this.settings;
+    const waiting = new AbortController();
+    const timer = setTimeout(() => waiting.abort(new DOMException("no answer", "TimeoutError")), 30_000);
+    let response: Response;
+    try {
+      response = await fetch(`${url}${path}`, {
+        headers: {
+          SERVICE_ACCESS_KEY: accessKey,
+          SERVICE_SECRET_KEY: secretKey,
+          "accept-encoding": "br, gzip",
+        },
+        signal: waiting.signal,
+      });
+    } catch (error) {
+      throw unreachable(url, error);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok || !response.body) {
+      const text = await response.text();
+      let message: string | undefined;
+      try {
+        message = (JSON.parse(text) as { message?: string }).message;
+      } catch {}
+      throw new CliError(message ?? `GET ${path} failed with HTTP ${response.status}`);
+    }
+    return response as Response & { body: ReadableStream<Uint8Array> };
+  }
+
   /** Sends one request and answers the envelope's `result`; an error envelope throws its sentence. */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const { url, accessKey, secretKey } = this.settings;

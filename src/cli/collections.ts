@@ -3,11 +3,13 @@
  *   sightline collections list|show|create|add-seeds|delete-seeds
  *   sightline results <collection> <kind> [--format table|json|csv]
  * Seeds come from `--seed TYPE:NAME` (repeatable), bare `--seed NAME` (type detected), or `--seeds-file`
- * (one per line, `TYPE NAME` or a bare name; `#` comments and blank lines skipped).
+ * (one per line, `TYPE NAME`, `TYPE,NAME` or a bare name; `#` comments, blank lines and a `type,name`
+ * header skipped). Every line is read by `parseSeedText` (src/core/seeds.ts), as the dashboard reads them.
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { detectSeedType, isSeedType, SEED_TYPES, type Seed } from "../core/seeds.ts";
+import { parseSeedText, SEED_TYPES, type Seed } from "../core/seeds.ts";
+import { csvLine } from "../results/stream.ts";
 import {
   ApiClient,
   type ClientOptions,
@@ -34,24 +36,23 @@ export const RESULT_KINDS = [
   "vulnerabilities",
 ] as const;
 
-/** One seed as typed by a person: `Domain:example.com`, `Domain example.com` or a bare value. */
-export function parseSeedText(text: string, where: string): Seed {
-  const trimmed = text.trim();
-  const match = /^([A-Za-z]+)[:\s]\s*(\S.*)$/.exec(trimmed);
-  if (match && isSeedType(match[1]) && !/^[a-z]+:\/\//i.test(trimmed))
-    return { type: match[1], name: match[2].trim() };
-  const type = detectSeedType(trimmed);
-  if (!type) {
-    throw new CliError(
-      `${where}: cannot tell what "${trimmed}" is; write it as TYPE:NAME with TYPE one of ${SEED_TYPES.join(", ")}`,
-      2,
-    );
-  }
-  return { type, name: trimmed };
+/** A seed from one line a person wrote (`Domain:example.com`, `Domain example.com` or a bare value). */
+function seedFromText(line: string, where: string): Seed | undefined {
+  const parsed = parseSeedText(line);
+  if (parsed?.type) return { type: parsed.type, name: parsed.value };
+  if (!parsed) return undefined;
+  throw new CliError(
+    `${where}: cannot tell what "${parsed.value}" is; write it as TYPE:NAME with TYPE one of ${SEED_TYPES.join(", ")}`,
+    2,
+  );
 }
 
 function collectSeeds(options: SeedOptions): Seed[] {
-  const seeds = options.seed.map((text, i) => parseSeedText(text, `--seed #${i + 1}`));
+  const seeds = options.seed.map((text, i) => {
+    const seed = seedFromText(text, `--seed #${i + 1}`);
+    if (!seed) throw new CliError(`--seed #${i + 1} holds no seed; give one as TYPE:NAME or a bare name`, 2);
+    return seed;
+  });
   if (options.seedsFile) {
     let content: string;
     try {
@@ -62,9 +63,9 @@ function collectSeeds(options: SeedOptions): Seed[] {
         2,
       );
     }
-    content.split(/\r?\n/).forEach((line, i) => {
-      if (line.trim() === "" || line.trim().startsWith("#")) return;
-      seeds.push(parseSeedText(line, `${options.seedsFile} line ${i + 1}`));
+    content.split(/\r\n|\r|\n/).forEach((line, i) => {
+      const seed = seedFromText(line, `${options.seedsFile} line ${i + 1}`);
+      if (seed) seeds.push(seed);
     });
   }
   return seeds;
@@ -96,13 +97,10 @@ function cellText(value: unknown): string {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-/** RFC 4180 CSV with a header row of every key seen. */
+/** RFC 4180 CSV with a header row of every key seen (the server's exports use the same fields). */
 export function toCsv(rows: Array<Record<string, unknown>>): string {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  const quote = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
-  const lines = [columns.map(quote).join(",")];
-  for (const row of rows) lines.push(columns.map((column) => quote(cellText(row[column]))).join(","));
-  return `${lines.join("\r\n")}\r\n`;
+  return [columns, ...rows.map((row) => columns.map((column) => row[column]))].map(csvLine).join("");
 }
 
 /** For the terminal: only the columns that are short scalars, each cut to a readable width. */

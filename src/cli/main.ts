@@ -6,6 +6,7 @@ import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
 import { registerCollectionCommands } from "./collections.ts";
+import { registerExportCommand } from "./export.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
 import { registerVulndbCommands } from "./vulndb.ts";
@@ -76,6 +77,7 @@ registerAdminCommands(program);
 registerAuditCommands(program);
 registerRunCommands(program);
 registerCollectionCommands(program);
+registerExportCommand(program);
 registerVulndbCommands(program);
 
 try {

@@ -31,6 +31,11 @@ export function formatTimestamp(value: Date | string): string {
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
+/** formatTimestamp, or null for a time that has not happened (a run not yet finished). */
+export function formatTimestampOrNull(value: Date | string | null): string | null {
+  return value === null ? null : formatTimestamp(value);
+}
+
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) UTC$/;
 
 /** Parses `YYYY-MM-DD HH:MM:SS UTC` into a Date. */

@@ -137,3 +137,34 @@ export function detectSeedType(raw: string): SeedType | undefined {
   if (!host) return undefined;
   return host.split(".").length === 2 ? "Domain" : "DnsRecord";
 }
+
+/** One line of seed text as a person writes it: its value, and its type when named or detectable. */
+export interface SeedText {
+  value: string;
+  /** Named on the line, or detected from the value; undefined when neither says. */
+  type: SeedType | undefined;
+  /** The line named its type ("Nameserver ns1.example.com") instead of leaving it to detection. */
+  explicit: boolean;
+}
+
+// A type named first, then a separator: "Domain example.com", "Domain:example.com", "Domain,example.com" (CSV).
+const TYPED_LINE = new RegExp(`^(${SEED_TYPES.join("|")})\\s*[,;:\\t ]\\s*(\\S.*)$`, "i");
+const CSV_HEADER = /^"?type"?\s*[,;\t]\s*"?(name|value)"?$/i;
+
+/**
+ * Reads one line of seed text (the dashboard's bulk list, the CLI's `--seed` and `--seeds-file`): a type
+ * named first (any case, separated by a space, tab, `:`, `,` or `;`) or a bare value whose type is
+ * detected. Undefined for lines that hold no seed: blank, `#` comments and a `type,name` CSV header.
+ */
+export function parseSeedText(line: string): SeedText | undefined {
+  const trimmed = line.trim();
+  if (trimmed === "" || trimmed.startsWith("#") || CSV_HEADER.test(trimmed)) return undefined;
+  const typed = TYPED_LINE.exec(trimmed);
+  const value = (typed ? typed[2] : trimmed).trim().replace(/^"(.*)"$/, "$1");
+  if (!typed) return { value, type: detectSeedType(value), explicit: false };
+  return {
+    value,
+    type: SEED_TYPES.find((type) => type.toLowerCase() === typed[1].toLowerCase()),
+    explicit: true,
+  };
+}

@@ -11,20 +11,29 @@ import { issue } from "./findings.ts";
 import type { DiscoveryModule, EntityRef, FoundEntity } from "./module.ts";
 
 export type TransferOutcome =
-  | { ok: true; records: Answer[] }
+  /** `truncated`: the zone had more records than `maxRecords`; the first ones are kept. */
+  | { ok: true; records: Answer[]; truncated?: boolean }
   | { ok: false; reason: "refused" | "timeout" | "unreachable" | "malformed"; detail: string };
 
-/** One AXFR of `zone` from `host:port`: every record, SOA first and last, or why not. */
+/**
+ * One AXFR of `zone` from `host:port`: every record, SOA first and last, or why not. A server that never
+ * ends the transfer is cut at `maxRecords` records (and by the time bound).
+ */
 export function transferZone(
   host: string,
   port: number,
   zone: string,
-  options: { timeoutMs: number; signal: AbortSignal },
+  options: { timeoutMs: number; signal: AbortSignal; maxRecords: number },
 ): Promise<TransferOutcome> {
   return new Promise((resolve) => {
     const records: Answer[] = [];
     let soaSeen = 0;
+    // Bytes are joined only once a whole message is there: a server trickling bytes costs no copying.
     let pending = Buffer.alloc(0);
+    const parts: Buffer[] = [];
+    let buffered = 0;
+    /** The length of the message being read, once its 2-byte prefix is there. */
+    let length: number | undefined;
     const socket = connect({ host, port });
     let finished = false;
     const done = (outcome: TransferOutcome) => {
@@ -57,21 +66,30 @@ export function transferZone(
       );
     });
     socket.on("data", (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
-        const length = pending.readUInt16BE(0);
+      parts.push(chunk);
+      buffered += chunk.length;
+      while (buffered >= 2 + (length ?? 0)) {
+        if (parts.length > 0) pending = Buffer.concat([pending, ...parts.splice(0)]);
+        if (length === undefined) {
+          length = pending.readUInt16BE(0);
+          continue;
+        }
+        const framed = pending.subarray(2, 2 + length);
+        pending = pending.subarray(2 + length);
+        buffered -= 2 + length;
+        length = undefined;
         let message: ReturnType<typeof dnsPacket.decode>;
         try {
-          message = dnsPacket.decode(pending.subarray(2, 2 + length));
+          message = dnsPacket.decode(framed);
         } catch (error) {
           return done({ ok: false, reason: "malformed", detail: (error as Error).message });
         }
-        pending = pending.subarray(2 + length);
         const rcode = (message as { rcode?: string }).rcode ?? "NOERROR";
         if (rcode !== "NOERROR") return done({ ok: false, reason: "refused", detail: rcode });
         if (!message.answers?.length && records.length === 0)
           return done({ ok: false, reason: "refused", detail: "empty answer" });
         for (const record of message.answers ?? []) {
+          if (records.length >= options.maxRecords) return done({ ok: true, records, truncated: true });
           records.push(record);
           if (record.type === "SOA" && ++soaSeen === 2)
             return done({ ok: true, records: records.slice(0, -1) });
@@ -108,7 +126,11 @@ export const zoneTransfer: DiscoveryModule = {
         const outcome = await ctx.throttle.run(
           address,
           () =>
-            transferZone(address, 53, zone, { timeoutMs: ctx.settings.timeoutMs * 2, signal: ctx.signal }),
+            transferZone(address, 53, zone, {
+              timeoutMs: ctx.settings.timeoutMs * 2,
+              signal: ctx.signal,
+              maxRecords: ctx.settings.limits.axfrMaxRecords,
+            }),
           ctx.signal,
         );
         if (!outcome.ok) {
@@ -118,6 +140,10 @@ export const zoneTransfer: DiscoveryModule = {
           continue;
         }
         attempts.push({ server, address, result: `transferred ${outcome.records.length} records` });
+        if (outcome.truncated)
+          ctx.note(
+            `The zone transfer of ${zone} from ${server} (${address}) was stopped after ${outcome.records.length} records (SIGHTLINE_AXFR_MAX_RECORDS); the rest of the zone was not read.`,
+          );
         ctx.raise(issue("zoneTransfer", self, { zone, server, address, records: outcome.records.length }));
         emitZone(zone, outcome.records, ctx.emit);
         ctx.emit({ kind: entity.kind, name: zone, details: { zone_transfer: { open: true, attempts } } });

@@ -2,11 +2,14 @@
  * DNS lookups for discovery modules: Node's c-ares resolver on the configured servers (host:port) with
  * bounded timeouts and tries, throttled per resolver, cancelled with the run. Every lookup answers an
  * outcome instead of throwing, because "no such name" and "no answer" are findings, not failures.
+ * Answers are bounded: at most `dnsMaxRecords` records of a type per name, TXT cut at `dnsMaxTxtLength`
+ * characters, so a hostile zone cannot flood a run with thousands of addresses to scan.
  */
 import { Resolver } from "node:dns/promises";
 import type { DiscoveryContext } from "./module.ts";
 
-export type DnsOutcome<T> = { ok: true; value: T } | { ok: false; code: DnsFailure };
+/** `dropped`: records past SIGHTLINE_DNS_MAX_RECORDS that were left out of `value`. */
+export type DnsOutcome<T> = { ok: true; value: T; dropped?: number } | { ok: false; code: DnsFailure };
 
 /**
  * `nxdomain`: the name does not exist; `nodata`: it exists without records of that type;
@@ -74,6 +77,9 @@ export class DnsClient {
         () => run(this.#resolver),
         this.#context.signal,
       );
+      const most = this.#context.settings.limits.dnsMaxRecords;
+      if (Array.isArray(value) && value.length > most)
+        return { ok: true, value: value.slice(0, most) as T, dropped: value.length - most };
       return { ok: true, value };
     } catch (error) {
       if (this.#context.signal.aborted) return { ok: false, code: "cancelled" };
@@ -97,7 +103,10 @@ export class DnsClient {
     return this.#lookup((r) => r.resolveNs(name));
   }
   txt(name: string) {
-    return this.#lookup(async (r) => (await r.resolveTxt(name)).map((chunks) => chunks.join("")));
+    const longest = this.#context.settings.limits.dnsMaxTxtLength;
+    return this.#lookup(async (r) =>
+      (await r.resolveTxt(name)).map((chunks) => chunks.join("").slice(0, longest)),
+    );
   }
   soa(name: string) {
     return this.#lookup<SoaRecord>((r) => r.resolveSoa(name));

@@ -61,6 +61,24 @@ export const dnsRecords: DiscoveryModule = {
       return;
     }
 
+    const dropped = (
+      [
+        ["A", a],
+        ["AAAA", aaaa],
+        ["MX", mx],
+        ["NS", ns],
+        ["TXT", txt],
+        ["CAA", caa],
+      ] as const
+    ).filter(([, outcome]) => outcome.ok && outcome.dropped);
+    if (dropped.length > 0) {
+      const most = ctx.settings.limits.dnsMaxRecords;
+      const counts = dropped.map(([type, o]) => `${type} (${o.ok ? o.dropped : 0} more)`).join(", ");
+      ctx.note(
+        `${name} answered more than ${most} records of a type; only the first ${most} were kept (SIGHTLINE_DNS_MAX_RECORDS): ${counts}.`,
+      );
+    }
+
     const addresses = [...values(a), ...values(aaaa)];
     for (const address of addresses) {
       ctx.emit({ kind: "IpAddress", name: address, details: { resolutions: [name] }, aliases: [self] });

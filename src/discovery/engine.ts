@@ -10,7 +10,9 @@
  * addresses a name resolves to, the services of an address, the certificate of a service and the block
  * of an address keep their parent's depth, so a depth limit cuts chains of names, not views of a host.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import type { Config } from "../config.ts";
+import { strings } from "../core/details.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
 import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../runs/work.ts";
@@ -20,19 +22,22 @@ import {
   type EntitiesRepository,
   mergeDetails,
   type StagedEntity,
+  type StagedSighting,
   type StagedWork,
 } from "../store/entities.ts";
 import { blockAddresses } from "./addresses.ts";
-import type {
-  DiscoveryContext,
-  DiscoveryModule,
-  DiscoverySettings,
-  EntityKind,
-  EntityRef,
-  FoundEntity,
+import {
+  type DiscoveryContext,
+  type DiscoveryModule,
+  type DiscoverySettings,
+  discoveryLimits,
+  type EntityKind,
+  type EntityRef,
+  type FoundEntity,
 } from "./module.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
+import { parseServiceName, servicePrefix } from "./ports.ts";
 import { NAME_KINDS, Scope } from "./scope.ts";
 import { Throttle } from "./throttle.ts";
 
@@ -71,6 +76,7 @@ export function discoverySettings(config: Config): DiscoverySettings {
     concurrency: config.concurrency,
     perHostConcurrency: config.perHostConcurrency,
     rateLimit: config.rateLimit,
+    limits: discoveryLimits(config),
   };
 }
 
@@ -90,6 +96,7 @@ export class DiscoveryEngine implements RunWork {
   readonly #byName: Map<string, DiscoveryModule>;
   readonly #settings: DiscoverySettings;
   readonly #throttle: Throttle;
+  #errors: Counter = { inc() {} };
   /** Scope per run, from the collection's seeds, built once per run and process. */
   readonly #scopes = new Map<number, Promise<Scope>>();
 
@@ -99,6 +106,13 @@ export class DiscoveryEngine implements RunWork {
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
     this.#settings = discoverySettings(dependencies.config);
     this.#throttle = new Throttle(this.#settings);
+  }
+
+  instrument(metrics: MetricsRegistry): void {
+    this.#errors = metrics.counter(
+      "sightline_discovery_errors_total",
+      "Discovery modules that failed on an entity (the run goes on and notes it), by module.",
+    );
   }
 
   async plan(run: RunInfo): Promise<TaskSpec[]> {
@@ -185,6 +199,7 @@ export class DiscoveryEngine implements RunWork {
       // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
       // the run: what it found so far is kept and the run says what went wrong.
       if (signal.aborted) return [];
+      this.#errors.inc({ module: module.name });
       work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${(error as Error).message}`);
     }
 
@@ -222,7 +237,9 @@ export class DiscoveryEngine implements RunWork {
       if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, scope));
     }
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
-    return signal.aborted ? [] : followUps;
+    if (signal.aborted) return [];
+    followUps.push(...(await this.#virtualHostTasks(run, work.entities, scope)));
+    return followUps;
   }
 
   async finish(run: RunInfo): Promise<void> {
@@ -232,20 +249,89 @@ export class DiscoveryEngine implements RunWork {
 
   /** A task per module consuming the entity's kind, unless the name may not be explored or depth is spent. */
   #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], scope: Scope): TaskSpec[] {
-    if (depth >= this.#dependencies.config.depth) return [];
     if (NAME_KINDS.has(entity.kind) && !scope.mayExploreName(entity.name)) return [];
+    return this.#modules
+      .filter((module) => module.consumes.includes(entity.kind))
+      .flatMap((module) => this.#task(module, entity, depth, ancestors));
+  }
+
+  #task(module: DiscoveryModule, entity: FoundEntity, depth: number, ancestors: Ancestor[]): TaskSpec[] {
+    if (depth >= this.#dependencies.config.depth) return [];
     const payload: DiscoveryPayload = {
       entity: { kind: entity.kind, name: entity.name, details: entity.details ?? {} },
       ancestors,
     };
-    return this.#modules
-      .filter((module) => module.consumes.includes(entity.kind))
-      .map((module) => ({
-        key: `${module.name}:${entity.kind}:${entity.name}`,
-        kind: module.name,
-        payload,
-        depth,
-      }));
+    if (module.wants && !module.wants(payload.entity)) return [];
+    const work = module.workKey?.(payload.entity) ?? `${entity.kind}:${entity.name}`;
+    return [{ key: `${module.name}:${work}`, kind: module.name, payload, depth }];
+  }
+
+  /**
+   * Virtual-host tasks for what this task staged: names newly seen resolving to an address, paired with
+   * the services the run knows on it, and services newly seen, paired with the names known to resolve
+   * to their address. The task's rows are committed before the lookups, so of two tasks finishing at
+   * once the later one sees the other's rows: no pair is missed, and a pair made twice is one task key.
+   */
+  async #virtualHostTasks(run: RunInfo, staged: StagedEntity[], scope: Scope): Promise<TaskSpec[]> {
+    const modules = this.#modules.filter((module) => module.virtualHosts);
+    if (modules.length === 0) return [];
+    const newNames = new Map<string, Set<string>>();
+    const newServices = new Map<string, StagedEntity[]>();
+    for (const entity of staged) {
+      if (entity.kind === "IpAddress") {
+        const names = strings(entity.details.resolutions).filter((name) => virtualHostName(name, scope));
+        if (names.length > 0)
+          newNames.set(entity.name, new Set([...(newNames.get(entity.name) ?? []), ...names]));
+      } else if (entity.kind === "NetworkService" && entity.scoped) {
+        const address = serviceAddress(entity);
+        if (address) newServices.set(address, [...(newServices.get(address) ?? []), entity]);
+      }
+    }
+    if (newNames.size === 0 && newServices.size === 0) return [];
+    const { entities } = this.#dependencies;
+    const knownServices = await entities.staged(run.id, ["NetworkService"], {
+      prefixes: [...newNames.keys()].map(servicePrefix),
+    });
+    const knownNames = await entities.staged(run.id, ["IpAddress"], { names: [...newServices.keys()] });
+
+    const pairs: Array<{ service: StagedSighting | StagedEntity; address: string; name: string }> = [];
+    for (const service of knownServices) {
+      const address = serviceAddress(service);
+      if (!address || !service.scoped) continue;
+      for (const name of newNames.get(address) ?? []) pairs.push({ service, address, name });
+    }
+    for (const { name: address, details } of knownNames) {
+      const names = strings(details.resolutions).filter((name) => virtualHostName(name, scope));
+      for (const service of newServices.get(address) ?? [])
+        for (const name of names) pairs.push({ service, address, name });
+    }
+    if (pairs.length === 0) return [];
+    // An application is reached from its name: the name's own provenance, then the address it resolves to.
+    const provenance = new Map<string, StagedSighting>();
+    for (const sighting of await entities.staged(run.id, [...NAME_KINDS], {
+      names: [...new Set(pairs.map((pair) => pair.name))],
+    })) {
+      const known = provenance.get(sighting.name);
+      if (!known || sighting.depth < known.depth) provenance.set(sighting.name, sighting);
+    }
+    return pairs.flatMap(({ service, address, name }) => {
+      const entity: FoundEntity = {
+        kind: "NetworkService",
+        name: service.name,
+        details: { ...service.details, hostname: name },
+      };
+      const via = provenance.get(name);
+      const ancestors = via
+        ? [
+            ...via.ancestors,
+            { name, type: entityTypeName(via.kind as EntityKind) },
+            { name: address, type: entityTypeName("IpAddress") },
+          ]
+        : service.ancestors;
+      return modules
+        .filter((module) => module.consumes.includes("NetworkService"))
+        .flatMap((module) => this.#task(module, entity, service.depth, ancestors));
+    });
   }
 
   #scope(run: RunInfo): Promise<Scope> {
@@ -262,6 +348,16 @@ export class DiscoveryEngine implements RunWork {
     return scope;
   }
 }
+
+/** A name to probe as a virtual host: explorable, and not a wildcard owner ("*.wild.test"). */
+const virtualHostName = (name: string, scope: Scope) =>
+  !name.startsWith("*.") && scope.coversName(name) && scope.mayExploreName(name);
+
+/** The address of a service, from its details or its name ("1.2.3.4:80/tcp"). */
+const serviceAddress = (service: { name: string; details: Record<string, unknown> }) =>
+  typeof service.details.ip_address === "string"
+    ? service.details.ip_address
+    : parseServiceName(service.name)?.address;
 
 /** The entities a seed stands for: itself, a URI's host, a small block's addresses. */
 function seedEntities(seed: Seed, notes: string[]): FoundEntity[] {

@@ -1,6 +1,7 @@
 /**
- * Web probing: every web port of an address, and every name known to resolve to it (virtual hosts),
- * is asked for its front page over HTTP or HTTPS. Each answer becomes a Uri entity
+ * Web probing: every web port of an address, and of every name that resolves to it (virtual hosts: the
+ * engine runs this module once per name, see `virtualHosts`), is asked for its front page over HTTP or
+ * HTTPS. Each answer becomes a Uri entity
  * ("https://www.acme.test:443") with the spec's Application details: status, title, headers,
  * cookies, redirect chain, scripts, forms, request hosts, content checks, cloud providers, API
  * detection, response hash and fingerprints (with CVEs for precise versions). The web checks then run
@@ -20,9 +21,10 @@ import {
   toFingerprints,
 } from "./fingerprint/fingerprint.ts";
 import { cloudProviders, contentChecks, isApiEndpoint } from "./http/analysis.ts";
-import { type FetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
+import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange } from "./http/fetch.ts";
 import { parsePage } from "./http/page.ts";
 import type { DiscoveryContext, DiscoveryModule, FoundEntity, FoundIssue } from "./module.ts";
+import { parseServiceName } from "./ports.ts";
 
 /** Ports where TLS is tried first; elsewhere plain HTTP is, and the other scheme is the fallback. */
 const TLS_FIRST = new Set([443, 2376, 4443, 6443, 8443, 9443, 10250, 10443]);
@@ -51,9 +53,10 @@ export interface WebTarget {
 
 /** "https://www.acme.test:443", "http://[2001:db8::1]:8080": the application's address. */
 export function applicationName(target: Pick<WebTarget, "scheme" | "host" | "port">): string {
-  const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
-  return `${target.scheme}://${host}:${target.port}`;
+  return `${target.scheme}://${hostAndPort(target.host, target.port)}`;
 }
+
+const hostAndPort = (host: string, port: number) => `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
 
 export interface ProbeOutcome {
   entity: FoundEntity;
@@ -73,7 +76,7 @@ const wantsTls = (exchange: HttpExchange) =>
   /sent to HTTPS port|speaking plain HTTP to an SSL-enabled/i.test(exchange.body.toString("utf8", 0, 2048));
 
 /**
- * Probes one host:port, trying the likely scheme first, then the other. Answers the application, or
+ * Probes one host:port, trying the given or likely scheme first, then the other. Answers the application, or
  * undefined when nothing web-like answered.
  */
 export async function probeWebTarget(
@@ -93,10 +96,9 @@ export async function probeWebTarget(
     mayTouch: options.mayTouch,
   });
   try {
+    // A port speaks one protocol whatever a URI says: the given (or likely) scheme first, then the other.
     const preferred = target.scheme ?? (TLS_FIRST.has(target.port) ? "https" : "http");
-    const schemes: Array<WebTarget["scheme"]> = target.scheme
-      ? [target.scheme]
-      : [preferred, preferred === "https" ? "http" : "https"];
+    const schemes: Array<WebTarget["scheme"]> = [preferred, preferred === "https" ? "http" : "https"];
     for (const scheme of schemes) {
       if (options.signal.aborted) return undefined;
       const url = `${applicationName({ scheme, host: target.host, port: target.port })}/`;
@@ -106,8 +108,7 @@ export async function probeWebTarget(
       } catch {
         continue;
       }
-      if (scheme === "http" && wantsTls(result.final) && schemes.includes("https") && !target.scheme)
-        continue;
+      if (scheme === "http" && wantsTls(result.final)) continue;
       return await describe({ ...target, scheme }, result, client, options.cves);
     }
     return undefined;
@@ -202,41 +203,54 @@ async function describe(
   return { entity: { kind: "Uri", name, details }, issues, application };
 }
 
-type Throttled = DiscoveryContext & {
-  throttle?: { run<T>(host: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> };
-};
-
-/** Where to probe for an entity: the address and each name of a web service, or a Uri as given. */
-async function targetsOf(
+/** Where to probe for an entity: a web service by its address or by one name (`details.hostname`), or a Uri as given. */
+async function targetOf(
   entity: FoundEntity,
   ctx: DiscoveryContext,
-): Promise<Array<Omit<WebTarget, "scheme"> & { scheme?: WebTarget["scheme"] }>> {
+): Promise<(Omit<WebTarget, "scheme"> & { scheme?: WebTarget["scheme"] }) | undefined> {
   const details = entity.details ?? {};
   if (entity.kind === "NetworkService") {
-    if (!isWebService(details)) return [];
-    const match = /^\[?([^\]]+)\]?:(\d+)\/tcp$/.exec(entity.name);
-    const address = String(details.ip_address ?? match?.[1] ?? "");
-    const port = Number(details.port ?? match?.[2]);
-    if (!isIP(address) || !Number.isInteger(port)) return [];
-    const names = Array.isArray(details.hostnames) ? details.hostnames.map(String) : [];
-    return [address, ...names].map((host) => ({ host, address, port }));
+    if (!isWebService(details)) return undefined;
+    const parsed = parseServiceName(entity.name);
+    const address = String(details.ip_address ?? parsed?.address ?? "");
+    const port = Number(details.port ?? parsed?.port);
+    if (!isIP(address) || !Number.isInteger(port)) return undefined;
+    return { host: typeof details.hostname === "string" ? details.hostname : address, address, port };
   }
-  let url: URL;
-  try {
-    url = new URL(entity.name);
-  } catch {
-    return [];
-  }
-  if (!/^https?:$/.test(url.protocol)) return [];
-  const scheme = url.protocol === "https:" ? "https" : "http";
-  const port = url.port ? Number(url.port) : scheme === "https" ? 443 : 80;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const address = isIP(host)
-    ? host
+  const target = uriTarget(entity.name);
+  if (!target) return undefined;
+  const address = isIP(target.host)
+    ? target.host
     : typeof details.ip_address === "string"
       ? details.ip_address
-      : await resolve(host, ctx);
-  return address ? [{ host, address, port, scheme }] : [];
+      : await resolve(target.host, ctx);
+  return address ? { ...target, address } : undefined;
+}
+
+/** Scheme, host and port of an http(s) URI. */
+function uriTarget(uri: string): Omit<WebTarget, "address"> | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (!/^https?:$/.test(url.protocol)) return undefined;
+  const scheme = url.protocol === "https:" ? "https" : "http";
+  const port = url.port ? Number(url.port) : scheme === "https" ? 443 : 80;
+  return { scheme, host: url.hostname.replace(/^\[|\]$/g, ""), port };
+}
+
+/**
+ * One application per host and port: the scheme follows from what the port speaks, so a service probed
+ * by address or name and a URI of the same host and port are the same work.
+ */
+function applicationKey(entity: FoundEntity): string {
+  const hostname = entity.details?.hostname;
+  const parsed = entity.kind === "NetworkService" ? parseServiceName(entity.name) : uriTarget(entity.name);
+  if (!parsed) return `${entity.kind}:${entity.name}`;
+  const host = "address" in parsed ? (typeof hostname === "string" ? hostname : parsed.address) : parsed.host;
+  return hostAndPort(host, parsed.port);
 }
 
 async function resolve(host: string, ctx: DiscoveryContext): Promise<string | undefined> {
@@ -261,26 +275,30 @@ export function createHttpModule(
     name: "http",
     consumes: ["NetworkService", "Uri"],
     produces: ["Uri"],
+    virtualHosts: true,
+    wants: (entity) => entity.kind !== "NetworkService" || isWebService(entity.details ?? {}),
+    workKey: applicationKey,
     async run(entity, ctx) {
-      const throttle = (ctx as Throttled).throttle;
-      const limits = { timeoutMs: ctx.settings.timeoutMs, ...options.limits };
-      for (const target of await targetsOf(entity, ctx)) {
-        if (!ctx.mayTouch(target.address) || (!isIP(target.host) && !ctx.mayTouch(target.host))) {
-          ctx.note(`${target.host}:${target.port} was not probed over HTTP: the deny list covers it.`);
-          continue;
-        }
-        const probe = () =>
-          probeWebTarget(target, { signal: ctx.signal, mayTouch: ctx.mayTouch, cves: options.cves, limits });
-        let outcome: ProbeOutcome | undefined;
-        try {
-          outcome = throttle ? await throttle.run(target.address, probe, ctx.signal) : await probe();
-        } catch {
-          continue; // aborted while waiting for a slot
-        }
-        if (!outcome) continue;
-        ctx.emit(outcome.entity);
-        for (const issue of outcome.issues) ctx.raise(issue);
+      // An application this module emitted comes back as a Uri to explore: it was probed already.
+      if (entity.kind === "Uri" && entity.details?.response_data_hash !== undefined) return;
+      const limits = { ...fetchLimits(ctx.settings), ...options.limits };
+      const target = await targetOf(entity, ctx);
+      if (!target) return;
+      if (!ctx.mayTouch(target.address) || (!isIP(target.host) && !ctx.mayTouch(target.host))) {
+        ctx.note(`${target.host}:${target.port} was not probed over HTTP: the deny list covers it.`);
+        return;
       }
+      const probe = () =>
+        probeWebTarget(target, { signal: ctx.signal, mayTouch: ctx.mayTouch, cves: options.cves, limits });
+      let outcome: ProbeOutcome | undefined;
+      try {
+        outcome = await ctx.throttle.run(target.address, probe, ctx.signal);
+      } catch {
+        return; // aborted while waiting for a slot
+      }
+      if (!outcome) return;
+      ctx.emit(outcome.entity);
+      for (const issue of outcome.issues) ctx.raise(issue);
     },
   };
 }

@@ -3,6 +3,7 @@
  * some kinds and produces new entities, details and issues. Modules never schedule each other; the
  * engine (src/discovery/engine.ts) owns queues, scope, depth and de-duplication.
  */
+import type { Config } from "../config.ts";
 import type { Throttle } from "./throttle.ts";
 
 /** Entity kinds; the wire type name is `Service::Entity::<Kind>`. */
@@ -59,7 +60,10 @@ export interface DiscoveryContext {
   raise(issue: FoundIssue): void;
   /** A note on the run (a seed that did not resolve, a name server that timed out). */
   note(message: string): void;
-  /** Is this address allowed to be touched (deny and allow lists)? */
+  /**
+   * May this address be connected to, or this host name be sent a request (deny and allow lists)? Every
+   * spelling of an address counts as the address it reaches (IPv4-mapped, NAT64).
+   */
   mayTouch(address: string): boolean;
 }
 
@@ -72,11 +76,48 @@ export interface DiscoverySettings {
   concurrency: number;
   perHostConcurrency: number;
   rateLimit: number;
+  limits: DiscoveryLimits;
+}
+
+/**
+ * Caps that keep a hostile target (an endless body, a gzip bomb, a flood of records or names) from
+ * holding a run's memory or time; each is a setting (src/config.ts, the README's configuration table).
+ */
+export type DiscoveryLimits = Pick<Config, (typeof LIMIT_KEYS)[number]>;
+
+const LIMIT_KEYS = [
+  "httpMaxBodyBytes",
+  "httpMaxHeaderBytes",
+  "httpMaxRedirects",
+  "bannerMaxBytes",
+  "bannerTimeoutMs",
+  "dnsMaxRecords",
+  "dnsMaxTxtLength",
+  "axfrMaxRecords",
+  "tlsMaxNames",
+] as const;
+
+export function discoveryLimits(config: Config): DiscoveryLimits {
+  return Object.fromEntries(LIMIT_KEYS.map((key) => [key, config[key]])) as DiscoveryLimits;
 }
 
 export interface DiscoveryModule {
   name: string;
   consumes: EntityKind[];
   produces: EntityKind[];
+  /**
+   * Name-based virtual hosts answer differently per name, so such a module runs on a NetworkService once
+   * for its address and once for every name that resolves to that address: the engine pairs names and
+   * services as either becomes known, and hands the module the service with `details.hostname` set.
+   */
+  virtualHosts?: boolean;
+  /** Whether there is work for this entity at all (web probing: web services only); default yes. */
+  wants?(entity: FoundEntity): boolean;
+  /**
+   * What identifies one unit of this module's work (default `<Kind>:<name>`): the engine runs one task
+   * per key and run, so two entities that lead to the same work (a service and a URI of the same
+   * host and port) lead to one task.
+   */
+  workKey?(entity: FoundEntity): string;
   run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
 }

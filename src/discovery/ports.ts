@@ -9,9 +9,6 @@ import type { DiscoveryModule } from "./module.ts";
 import { identifyService, osFromBanner, SILENT_PORTS } from "./services.ts";
 import { type PortState, TcpProber, type TurnOutcome } from "./tcp-prober.ts";
 
-/** Longest wait for a greeting once connected: SSH, SMTP and FTP greet at once; a slow one still shows. */
-const BANNER_BOUND_MS = 1500;
-const BANNER_BYTES = 1024;
 /** From this many ports a host's scan runs on the probe threads; a few ports are quicker in this thread. */
 const THREADED_SCAN_PORTS = 256;
 /** At most this many ports per throttle slot before it is handed back (see ProbeTurn). */
@@ -25,7 +22,16 @@ const TURN_MS = 250;
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
 export function serviceName(address: string, port: number): string {
-  return `${isIPv6(address) ? `[${address}]` : address}:${port}/tcp`;
+  return `${servicePrefix(address)}${port}/tcp`;
+}
+
+/** What the names of an address's services start with: "1.2.3.4:", "[2001:db8::1]:". */
+export const servicePrefix = (address: string) => `${isIPv6(address) ? `[${address}]` : address}:`;
+
+/** The address and port a TCP service name stands for. */
+export function parseServiceName(name: string): { address: string; port: number } | undefined {
+  const match = /^\[?([^\]]+?)\]?:(\d+)\/tcp$/.exec(name);
+  return match ? { address: match[1], port: Number(match[2]) } : undefined;
 }
 
 export const portScan: DiscoveryModule = {
@@ -40,8 +46,9 @@ export const portScan: DiscoveryModule = {
       );
       return;
     }
-    const { ports, timeoutMs, perHostConcurrency, rateLimit } = ctx.settings;
-    const bannerMs = Math.min(BANNER_BOUND_MS, timeoutMs);
+    const { ports, timeoutMs, perHostConcurrency, rateLimit, limits } = ctx.settings;
+    // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
+    const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
     const lanes = Math.min(ports.length, perHostConcurrency);
     // A turn takes a share of the host's ports, so every lane has work; one port when a rate paces each connection.
     const perTurn =
@@ -82,7 +89,7 @@ export const portScan: DiscoveryModule = {
                 ports: turn,
                 bannerMs: turn.map((port) => (SILENT_PORTS.has(port) ? 0 : bannerMs)),
                 timeoutMs,
-                bannerBytes: BANNER_BYTES,
+                bannerBytes: limits.bannerMaxBytes,
                 turnMs: TURN_MS,
               });
             },

@@ -96,6 +96,16 @@ export class AddressList {
   }
 }
 
+const NAT64 = ipaddr.parseCIDR("64:ff9b::/96");
+
+/** The IPv4 address inside a NAT64 address (RFC 6052 well-known prefix), which a gateway would reach. */
+function nat64Embedded(address: string): string | undefined {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() !== "ipv6" || !parsed.match(NAT64)) return undefined;
+  const bytes = parsed.toByteArray();
+  return bytes.slice(12).join(".");
+}
+
 /** `name` equals `parent` or lies below it. */
 export function isAtOrBelow(name: string, parent: string): boolean {
   return name === parent || name.endsWith(`.${parent}`);
@@ -150,8 +160,19 @@ export class Scope {
     return this.#addresses.has(address) || this.#blocks.hasAddress(address);
   }
 
-  /** May the scan connect to this address? */
-  mayTouch(address: string): boolean {
+  /**
+   * May the scan connect to this address (or send a request naming this host)? An IPv4-mapped address
+   * counts as its IPv4 address, and a NAT64 one (64:ff9b::/96) must pass as its IPv4 address too, so
+   * neither spelling reaches a denied IPv4 host. A name is judged like `mayExploreName`.
+   */
+  mayTouch(target: string): boolean {
+    const address = normaliseIpAddress(target);
+    if (!address) return this.mayExploreName(target.toLowerCase().replace(/\.$/, ""));
+    const embedded = nat64Embedded(address);
+    return this.#mayTouchAddress(address) && (embedded === undefined || this.#mayTouchAddress(embedded));
+  }
+
+  #mayTouchAddress(address: string): boolean {
     if (this.#deny.hasAddress(address)) return false;
     if (this.#allow.hasAddress(address)) return true;
     return !this.#builtIn.hasAddress(address);

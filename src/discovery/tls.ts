@@ -5,7 +5,7 @@
  * engine keeps those outside scope unexplored); an expired or self-signed certificate is an issue of
  * the service that serves it.
  */
-import { X509Certificate } from "node:crypto";
+import { type KeyObject, X509Certificate } from "node:crypto";
 import { connect, type TLSSocket } from "node:tls";
 import { normaliseHostname } from "../core/seeds.ts";
 import { issue } from "./findings.ts";
@@ -38,8 +38,14 @@ const oneLine = (name: string) => name.split("\n").filter(Boolean).join(", ");
 const commonName = (name: string) => /^CN=(.*)$/m.exec(name)?.[1]?.trim() ?? "";
 
 export function certificateFacts(certificate: X509Certificate, now = new Date()): CertificateFacts {
-  const key = certificate.publicKey;
-  const details = key.asymmetricKeyDetails ?? {};
+  // A key of an algorithm OpenSSL cannot load (or a broken one) leaves the rest of the facts readable.
+  let key: KeyObject | undefined;
+  try {
+    key = certificate.publicKey;
+  } catch {
+    key = undefined;
+  }
+  const details = key?.asymmetricKeyDetails ?? {};
   const notAfter = new Date(certificate.validTo);
   return {
     subject: oneLine(certificate.subject),
@@ -54,12 +60,20 @@ export function certificateFacts(certificate: X509Certificate, now = new Date())
     notAfter: notAfter.toISOString(),
     serialNumber: certificate.serialNumber.toLowerCase(),
     sha256: certificate.fingerprint256.replace(/:/g, "").toLowerCase(),
-    keyType: key.asymmetricKeyType ?? "unknown",
+    keyType: key?.asymmetricKeyType ?? "unknown",
     keySize: details.modulusLength ?? CURVE_BITS[details.namedCurve ?? ""] ?? 0,
     // Issuer is subject and its own key verifies it (checkIssued would also demand keyCertSign usage).
-    selfSigned: certificate.subject === certificate.issuer && certificate.verify(key),
+    selfSigned: certificate.subject === certificate.issuer && key !== undefined && verifies(certificate, key),
     expired: notAfter.getTime() < now.getTime(),
   };
+}
+
+function verifies(certificate: X509Certificate, key: KeyObject): boolean {
+  try {
+    return certificate.verify(key);
+  } catch {
+    return false;
+  }
 }
 
 /** "<common name> (<sha256>)", the spec's SslCertificate name. */
@@ -93,12 +107,19 @@ export function handshake(
     });
     options.signal.addEventListener("abort", onAbort, { once: true });
     socket.once("secureConnect", () => {
-      const raw = socket.getPeerCertificate(true)?.raw;
+      // Only the leaf is read: the chain (at most OpenSSL's 100 KiB certificate list) is not walked.
+      let certificate: X509Certificate | undefined;
+      try {
+        const raw = socket.getPeerCertificate(false)?.raw;
+        certificate = raw ? new X509Certificate(raw) : undefined;
+      } catch (error) {
+        return finish({ ok: false, reason: `unreadable certificate: ${(error as Error).message}` });
+      }
       finish({
         ok: true,
         protocol: socket.getProtocol() ?? "",
         cipher: socket.getCipher()?.name ?? "",
-        certificate: raw ? new X509Certificate(raw) : undefined,
+        certificate,
       });
     });
     socket.once("error", (error) => finish({ ok: false, reason: error.message }));
@@ -123,6 +144,12 @@ export const tlsCertificates: DiscoveryModule = {
 
     const facts = certificateFacts(result.certificate);
     const name = certificateName(facts);
+    const most = ctx.settings.limits.tlsMaxNames;
+    const names = [...new Set([facts.subjectCommonName, ...facts.altNames])];
+    if (names.length > most)
+      ctx.note(
+        `The certificate of ${entity.name} names ${names.length} DNS names; only the first ${most} were kept (SIGHTLINE_TLS_MAX_NAMES).`,
+      );
     const service: EntityRef = { kind: "NetworkService", name: entity.name };
     ctx.emit({
       kind: "SslCertificate",
@@ -132,7 +159,8 @@ export const tlsCertificates: DiscoveryModule = {
         subject_common_name: facts.subjectCommonName,
         issuer: facts.issuer,
         issuer_common_name: facts.issuerCommonName,
-        alt_names: facts.altNames,
+        alt_names: facts.altNames.slice(0, most),
+        alt_names_count: facts.altNames.length,
         not_before: facts.notBefore,
         not_after: facts.notAfter,
         serial: facts.serialNumber,
@@ -144,7 +172,7 @@ export const tlsCertificates: DiscoveryModule = {
         endpoints: [entity.name],
       },
     });
-    for (const dnsName of new Set([facts.subjectCommonName, ...facts.altNames])) {
+    for (const dnsName of names.slice(0, most)) {
       const canonical = dnsName.startsWith("*.") ? undefined : normaliseHostname(dnsName);
       if (canonical) ctx.emit({ kind: "DnsRecord", name: canonical, details: { certificates: [name] } });
     }

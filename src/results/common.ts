@@ -1,9 +1,13 @@
 /** What every result view shares: the wire form of an entity's common fields. */
+
+import { text } from "../core/details.ts";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { EntityRecord } from "../store/entities.ts";
 
 /** The spec's Entity fields, in its formats. */
-export function entityFields(entity: EntityRecord) {
+export function entityFields(
+  entity: Pick<EntityRecord, "name" | "kind" | "firstSeen" | "lastSeen" | "hidden" | "scoped" | "aliasGroup">,
+) {
   return {
     name: entity.name,
     type: entityTypeName(entity.kind),
@@ -15,15 +19,7 @@ export function entityFields(entity: EntityRecord) {
   };
 }
 
-/** A details field as a list of strings (absent or malformed → []). */
-export function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
-}
-
-/** A details field as a string (absent → ""). */
-export function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
+export { strings, text } from "../core/details.ts";
 
 export interface Geolocation {
   continent: string;

@@ -1,17 +1,28 @@
 /**
  * The domains result: one item per DNS name of the collection (a name seen both as a DNS record and as
  * a name server is one item, of the most specific kind), with its records, addresses, mail policy,
- * wildcard and zone-transfer state, and the certificates naming it.
+ * wildcard and zone-transfer state, and the certificates naming it. Read a batch of names at a time.
  */
-import { type EntitiesRepository, type EntityRecord, mergeDetails } from "../store/entities.ts";
+
+import type { Kysely } from "kysely";
+import { mergeDetails } from "../store/entities.ts";
+import type { Database } from "../store/schema.ts";
 import { entityFields, strings, text } from "./common.ts";
+import {
+  collect,
+  type EntityFilters,
+  type EntityRow,
+  type Page,
+  ResultQueries,
+  type ResultRun,
+} from "./query.ts";
 
 export const RECORD_TYPES = ["a", "aaaa", "cname", "mx", "ns", "txt", "soa", "caa", "srv"] as const;
 /** Name kinds, most specific first. */
 export const DOMAIN_KINDS = ["Domain", "Nameserver", "DnsRecord"];
 
 /** Folds the entities of one name into one: the most specific kind, the details of all. */
-function fold(sightings: EntityRecord[]): EntityRecord & { nameServer: boolean } {
+function fold(sightings: EntityRow[]): EntityRow & { nameServer: boolean } {
   const sorted = [...sightings].sort((a, b) => DOMAIN_KINDS.indexOf(a.kind) - DOMAIN_KINDS.indexOf(b.kind));
   const [first] = sorted;
   return {
@@ -28,42 +39,53 @@ function fold(sightings: EntityRecord[]): EntityRecord & { nameServer: boolean }
   };
 }
 
-export async function domainsView(
-  entities: EntitiesRepository,
-  collectionId: number,
-  page: { limit?: number; offset?: number } = {},
+function domainItem(entity: EntityRow & { nameServer: boolean }) {
+  const details = entity.details;
+  const found = (details.records ?? {}) as Record<string, unknown>;
+  const records = Object.fromEntries(RECORD_TYPES.map((type) => [type, strings(found[type])])) as Record<
+    (typeof RECORD_TYPES)[number],
+    string[]
+  >;
+  const wildcard = details.wildcard as { addresses?: unknown } | undefined;
+  const transfer = details.zone_transfer as { open?: unknown } | undefined;
+  return {
+    ...entityFields(entity),
+    name_server: entity.nameServer,
+    resolves: details.resolves === true,
+    addresses: strings(details.addresses),
+    records,
+    spf: text(details.spf),
+    dmarc: text(details.dmarc),
+    wildcard: wildcard !== undefined,
+    wildcard_addresses: strings(wildcard?.addresses),
+    zone_transfer: transfer?.open === true,
+    certificates: strings(details.certificates),
+  };
+}
+
+/** Domain items in name order; a page is a page of names, so a name's entities are never split. */
+export async function* domainItems(
+  queries: ResultQueries,
+  run: ResultRun | undefined,
+  filters: EntityFilters,
+  page: Page,
 ) {
-  // A page is a page of names, so a name's entities are never split across pages.
-  const pageNames =
-    page.limit === undefined ? undefined : await entities.currentNames(collectionId, DOMAIN_KINDS, page);
-  const names = await entities.current(collectionId, {
-    kinds: DOMAIN_KINDS,
-    order: "name",
-    names: pageNames,
-  });
-  const byName = new Map<string, EntityRecord[]>();
-  for (const entity of names) byName.set(entity.name, [...(byName.get(entity.name) ?? []), entity]);
-  return [...byName.values()].map(fold).map((entity) => {
-    const details = entity.details;
-    const found = (details.records ?? {}) as Record<string, unknown>;
-    const records = Object.fromEntries(RECORD_TYPES.map((type) => [type, strings(found[type])])) as Record<
-      (typeof RECORD_TYPES)[number],
-      string[]
-    >;
-    const wildcard = details.wildcard as { addresses?: unknown } | undefined;
-    const transfer = details.zone_transfer as { open?: unknown } | undefined;
-    return {
-      ...entityFields(entity),
-      name_server: entity.nameServer,
-      resolves: details.resolves === true,
-      addresses: strings(details.addresses),
-      records,
-      spf: text(details.spf),
-      dmarc: text(details.dmarc),
-      wildcard: wildcard !== undefined,
-      wildcard_addresses: strings(wildcard?.addresses),
-      zone_transfer: transfer?.open === true,
-      certificates: strings(details.certificates),
-    };
-  });
+  const kinds = { ...filters, kinds: DOMAIN_KINDS };
+  for await (const names of queries.names(run, kinds, page)) {
+    let group: EntityRow[] = [];
+    for await (const entity of queries.entities(run, { ...kinds, names }, { order: "name" })) {
+      if (group.length > 0 && group[0].name !== entity.name) {
+        yield domainItem(fold(group));
+        group = [];
+      }
+      group.push(entity);
+    }
+    if (group.length > 0) yield domainItem(fold(group));
+  }
+}
+
+/** The whole domains result of the latest finished run, in memory: for tests and small callers. */
+export async function domainsView(entities: { db: Kysely<Database> }, collectionId: number, page: Page = {}) {
+  const queries = new ResultQueries(entities.db);
+  return collect(domainItems(queries, await queries.run({ id: collectionId, name: "" }), {}, page));
 }

@@ -1,10 +1,21 @@
 /**
  * The hosts result: an object keyed by IP address with the spec's Host fields. Ports come from the
- * NetworkService entities of the address, names from the names that resolved to it.
+ * NetworkService entities of the address, names from the names that resolved to it. Read a batch of
+ * addresses at a time, with the services of that batch.
  */
+
+import type { Kysely } from "kysely";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
-import type { EntitiesRepository, EntityRecord } from "../store/entities.ts";
-import { compareAddresses, type Geolocation, geolocation, strings, text } from "./common.ts";
+import type { Database } from "../store/schema.ts";
+import { type Geolocation, geolocation, strings, text } from "./common.ts";
+import {
+  type EntityFilters,
+  type EntityRow,
+  inBatches,
+  type Page,
+  ResultQueries,
+  type ResultRun,
+} from "./query.ts";
 
 export interface Host {
   resolutions: string[];
@@ -18,38 +29,53 @@ export interface Host {
   hidden: boolean;
 }
 
-export async function hostsView(
-  entities: EntitiesRepository,
-  collectionId: number,
-  page: { limit?: number; offset?: number } = {},
-): Promise<Record<string, Host>> {
-  const addresses = await entities.current(collectionId, { kinds: ["IpAddress"], ...page });
-  if (addresses.length === 0) return {};
-  const services = await entities.current(collectionId, { kinds: ["NetworkService"] });
-  const portsOf = new Map<string, EntityRecord[]>();
-  for (const service of services) {
-    const address = text(service.details.ip_address);
-    portsOf.set(address, [...(portsOf.get(address) ?? []), service]);
+export const HOST_KINDS = ["IpAddress"];
+
+function host(address: EntityRow, services: EntityRow[]): Host {
+  const ports = services
+    .map((service) => ({
+      port: Number(service.details.port),
+      protocol: text(service.details.protocol) || "tcp",
+    }))
+    .sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
+  return {
+    resolutions: strings(address.details.resolutions).sort(),
+    first_seen: formatTimestamp(address.firstSeen),
+    last_seen: formatTimestamp(address.lastSeen),
+    net_name: text(address.details.net_name),
+    geolocation: geolocation(address.details.geolocation),
+    ports: ports.map(({ port, protocol }) => ({ number: formatDecimalExponent(port), protocol })),
+    os: text(address.details.os),
+    scoped: address.scoped,
+    hidden: address.hidden,
+  };
+}
+
+/** `[ip, Host]` pairs in address text order. */
+export async function* hostEntries(
+  queries: ResultQueries,
+  run: ResultRun | undefined,
+  filters: EntityFilters,
+  page: Page,
+): AsyncGenerator<[string, Host]> {
+  if (!run) return;
+  const addresses = queries.entities(run, { ...filters, kinds: HOST_KINDS }, { page });
+  for await (const batch of inBatches(addresses)) {
+    const services = new Map<string, EntityRow[]>();
+    for (const service of await queries.services(
+      run,
+      batch.map((address) => address.name),
+    ))
+      services.set(service.address!, [...(services.get(service.address!) ?? []), service]);
+    for (const address of batch) yield [address.name, host(address, services.get(address.name) ?? [])];
   }
+}
+
+/** The whole hosts result of the latest finished run, in memory: for tests and small callers. */
+export async function hostsView(entities: { db: Kysely<Database> }, collectionId: number, page: Page = {}) {
+  const queries = new ResultQueries(entities.db);
+  const run = await queries.run({ id: collectionId, name: "" });
   const hosts: Record<string, Host> = {};
-  for (const address of addresses.sort((a, b) => compareAddresses(a.name, b.name))) {
-    const ports = (portsOf.get(address.name) ?? [])
-      .map((service) => ({
-        port: Number(service.details.port),
-        protocol: text(service.details.protocol) || "tcp",
-      }))
-      .sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
-    hosts[address.name] = {
-      resolutions: strings(address.details.resolutions).sort(),
-      first_seen: formatTimestamp(address.firstSeen),
-      last_seen: formatTimestamp(address.lastSeen),
-      net_name: text(address.details.net_name),
-      geolocation: geolocation(address.details.geolocation),
-      ports: ports.map(({ port, protocol }) => ({ number: formatDecimalExponent(port), protocol })),
-      os: text(address.details.os),
-      scoped: address.scoped,
-      hidden: address.hidden,
-    };
-  }
+  for await (const [ip, value] of hostEntries(queries, run, {}, page)) hosts[ip] = value;
   return hosts;
 }

@@ -6,6 +6,56 @@
 import { type Static, Type } from "typebox";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { FindingRecord } from "../store/entities.ts";
+import { DecimalExponent, EntityType, Timestamp } from "./formats.ts";
+import { NetworkIndex } from "./network.ts";
+import { type FindingRow, inBatches, type ResultQueries, type ResultRun } from "./query.ts";
+
+/** The proof of a web check: the request that showed it. */
+const IssueRequest = Type.Object({
+  method: Type.String(),
+  url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String(), { description: "Request headers sent, by name." }),
+  hostname: Type.String(),
+});
+
+const IssueDetails = Type.Object(
+  {
+    name: Type.String(),
+    pretty_name: Type.String(),
+    severity: DecimalExponent("1 (critical) … 5 (informational)"),
+    category: Type.String({
+      examples: ["misconfiguration", "information_disclosure", "vulnerability", "email", "tls"],
+    }),
+    description: Type.String(),
+    remediation: Type.String(),
+    references: Type.Array(Type.Object({ type: Type.String(), uri: Type.String() }), {
+      description: 'Where to read more: type "description" or "remediation".',
+    }),
+    request: Type.Optional(IssueRequest),
+    uri: Type.Optional(Type.String({ description: "The URL that showed the weakness." })),
+    status: Type.Optional(Type.String({ description: "HTTP status of that answer, as text." })),
+    insecure_resource_url: Type.Optional(
+      Type.String({ description: "The plain-HTTP address credentials are sent to." }),
+    ),
+    affected_software: Type.Optional(
+      Type.Array(
+        Type.Object({
+          vendor: Type.String(),
+          product: Type.String(),
+          version: Type.String(),
+          cpe: Type.String(),
+          matched_criteria: Type.String({ description: "The NVD configuration criterion that matched." }),
+        }),
+        { description: "For inferred CVEs: the product and version the CVE was inferred from." },
+      ),
+    ),
+  },
+  {
+    additionalProperties: true,
+    description:
+      "The issue's identity, text and proof; further proof fields are specific to the kind of issue (cookie and missing flags, headers_disclosed, head of .git/HEAD, cve, cwe and scores, the DNS name and target, the zone, the domain and TXT records, the certificate).",
+  },
+);
 
 export const IssueItem = Type.Object({
   id: Type.String(),
@@ -13,20 +63,20 @@ export const IssueItem = Type.Object({
     description: 'Issue identifier, e.g. "exposed_git_repository", "inferred_cve_2021_41773".',
   }),
   pretty_name: Type.String(),
-  entity_type: Type.String({ description: "Service::Entity::<Kind> of the entity the issue is on." }),
+  entity_type: EntityType,
   entity_name: Type.String(),
-  organization: Type.String(),
-  first_seen: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
-  last_seen: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
-  alias_group_id: Type.String({ description: "Decimal-exponent number: the alias group of the entity." }),
-  confidence: Type.String({ enum: ["confirmed", "potential"] }),
-  severity: Type.String({ description: "Decimal-exponent number, 1 (critical) … 5 (informational)." }),
+  organization: Type.String({ description: "Owner of the network block the entity is on." }),
+  first_seen: Timestamp,
+  last_seen: Timestamp,
+  alias_group_id: DecimalExponent("The alias group of the entity the issue is on"),
+  confidence: Type.String({
+    enum: ["confirmed", "potential"],
+    description: "confirmed: a check proved it; potential: inferred (a CVE from a product version).",
+  }),
+  severity: DecimalExponent("1 (critical) … 5 (informational)"),
   description: Type.String(),
   scoped: Type.Boolean(),
-  details: Type.Record(Type.String(), Type.Unknown(), {
-    description:
-      "severity, pretty_name, name, description, remediation, category, references, and the proof: request {method, url, headers, hostname}, status, uri, insecure_resource_url, affected_software, …",
-  }),
+  details: IssueDetails,
 });
 
 /** A stored issue as the view reads it: the finding, and the organisation of the entity it is on. */
@@ -59,4 +109,26 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
       references: issue.references,
     },
   };
+}
+
+/** An issue as of a run, in the spec's shape; its organisation is the owner of the block its entity is on. */
+export function issueOf(row: FindingRow, network: NetworkIndex): Static<typeof IssueItem> {
+  const entity = { kind: row.entityKind, name: row.entityName, details: row.entityDetails };
+  return issueItem({ ...row, organization: network.of(entity).organization });
+}
+
+/** Issue items of a stream of findings, a batch at a time with the network facts of the batch. */
+export async function* issueItems(
+  queries: ResultQueries,
+  run: ResultRun,
+  findings: AsyncIterable<FindingRow>,
+): AsyncGenerator<Static<typeof IssueItem>> {
+  for await (const batch of inBatches(findings)) {
+    const network = await NetworkIndex.of(
+      queries,
+      run,
+      batch.map((row) => ({ kind: row.entityKind, name: row.entityName, details: row.entityDetails })),
+    );
+    for (const row of batch) yield issueOf(row, network);
+  }
 }

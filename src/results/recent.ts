@@ -1,12 +1,12 @@
-/** The recent result: the entities the latest finished run saw for the first time, as spec Entities. */
-import type { EntitiesRepository } from "../store/entities.ts";
+/** The recent result: the entities the run saw for the first time, as spec Entities. */
+import type { Kysely } from "kysely";
+import type { Database } from "../store/schema.ts";
 import { entityFields } from "./common.ts";
+import { collect, ResultQueries } from "./query.ts";
 
-export async function recentView(
-  entities: EntitiesRepository,
-  collectionId: number,
-  page: { limit?: number; offset?: number } = {},
-) {
-  const found = await entities.current(collectionId, { firstSeenInRun: true, ...page });
-  return found.map(entityFields);
+/** The whole recent result of the latest finished run, in memory: for tests and small callers. */
+export async function recentView(entities: { db: Kysely<Database> }, collectionId: number) {
+  const queries = new ResultQueries(entities.db);
+  const run = await queries.run({ id: collectionId, name: "" });
+  return (await collect(queries.entities(run, { firstSeenInRun: true }))).map(entityFields);
 }

@@ -2,7 +2,7 @@
  * The vulnerabilities result: each CVE inferred from a product version, with NVD's scores and CWE,
  * the CISA KEV entry as its known exploitation, and the applications and services it affects.
  */
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import type { MatchedCve } from "../vulns/repository.ts";
 import { carriesProducts, fingerprintsOf, type ResultEntity } from "./web-entities.ts";
 
@@ -53,23 +53,30 @@ export async function buildVulnerabilities(
   return [...affected]
     .flatMap(([id, entry]) => {
       const cve = known.get(id);
-      if (!cve) return []; // no longer in the database (e.g. rejected since the run)
-      const score = cve.cvss_v3_score ?? cve.cvss_v2_score ?? 0;
-      return [
-        {
-          name: cve.kev?.vulnerability_name ?? `${id} in ${[...entry.products].join(", ")}`,
-          cve: id,
-          shortname: id.toLowerCase().replace(/-/g, "_"),
-          description: cve.description,
-          exploits: cve.kev ? [{ source: "CISA KEV" as const, ...cve.kev }] : [],
-          cwe: cve.cwe,
-          score,
-          cvss_v2_score: cve.cvss_v2_score ?? 0,
-          cvss_v3_score: cve.cvss_v3_score,
-          count: entry.names.size,
-          affected: [...entry.names].sort(),
-        },
-      ];
+      // no longer in the database (e.g. rejected since the run)
+      return cve ? [vulnerabilityItem(id, cve, [...entry.products], [...entry.names].sort())] : [];
     })
     .sort((a, b) => b.score - a.score || b.count - a.count || a.cve.localeCompare(b.cve));
+}
+
+/** One Vulnerability item: the CVE as the database knows it, the products carrying it, what it affects. */
+export function vulnerabilityItem(
+  id: string,
+  cve: MatchedCve,
+  products: string[],
+  affected: string[],
+): Static<typeof VulnerabilityItem> {
+  return {
+    name: cve.kev?.vulnerability_name ?? `${id} in ${products.join(", ")}`,
+    cve: id,
+    shortname: id.toLowerCase().replace(/-/g, "_"),
+    description: cve.description,
+    exploits: cve.kev ? [{ source: "CISA KEV" as const, ...cve.kev }] : [],
+    cwe: cve.cwe,
+    score: cve.cvss_v3_score ?? cve.cvss_v2_score ?? 0,
+    cvss_v2_score: cve.cvss_v2_score ?? 0,
+    cvss_v3_score: cve.cvss_v3_score,
+    count: affected.length,
+    affected,
+  };
 }

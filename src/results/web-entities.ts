@@ -26,8 +26,33 @@ export function productsOf(entity: ResultEntity): Array<[string, string]> {
   );
 }
 
-/** Entities that carry web or service products: applications (Uri) and services. */
+/** The kinds that carry web or service products: applications (Uri) and services. */
+export const PRODUCT_KINDS = ["Uri", "NetworkService"] as const;
+
 export const carriesProducts = (entity: ResultEntity) =>
-  entity.kind === "Uri" || entity.kind === "NetworkService";
+  (PRODUCT_KINDS as readonly string[]).includes(entity.kind);
 
 export { strings } from "./common.ts";
+
+/** The distinct products of an entity, as the products result names them ("<product> <version>"). */
+export function productFacts(
+  entity: ResultEntity,
+): Array<{ product: string; version: string; label: string }> {
+  const seen = new Map<string, { product: string; version: string; label: string }>();
+  for (const [product, version] of productsOf(entity)) {
+    const label = `${product} ${version}`.trim();
+    if (!seen.has(label)) seen.set(label, { product, version, label });
+  }
+  return [...seen.values()];
+}
+
+/** The distinct (CVE, product) pairs of an entity's fingerprints. */
+export function vulnerabilityFacts(entity: ResultEntity): Array<{ cve: string; product: string }> {
+  const seen = new Map<string, { cve: string; product: string }>();
+  for (const fingerprint of fingerprintsOf(entity))
+    for (const vuln of fingerprint.vulns ?? []) {
+      const key = `${vuln.cve}\u0000${fingerprint.product}`;
+      if (!seen.has(key)) seen.set(key, { cve: vuln.cve, product: fingerprint.product });
+    }
+  return [...seen.values()];
+}

@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { Queue, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import type { HealthCheck } from "../api/health.ts";
-import { HandBack, type JobHandler, jobId, type RunJob, type RunQueue } from "./queue.ts";
+import { HandBack, type JobHandler, jobId, type QueueDepth, type RunJob, type RunQueue } from "./queue.ts";
 
 export const QUEUE_NAME = "runs";
 
@@ -31,6 +31,7 @@ export function describeRedis(url: string): string {
 }
 
 export class BullRunQueue implements RunQueue {
+  readonly kind = "bullmq";
   readonly durable = true;
   readonly healthChecks: Record<string, HealthCheck>;
   private readonly options: BullQueueOptions;
@@ -115,6 +116,19 @@ export class BullRunQueue implements RunQueue {
       if (job?.finishedOn) void handler.failed(job.data, error);
     });
     this.worker = worker;
+  }
+
+  /** Jobs of every run in Redis, whichever process holds them. */
+  async depth(): Promise<QueueDepth> {
+    const counts = await withTimeout(
+      this.producer.getJobCounts("waiting", "prioritized", "active", "delayed"),
+      1000,
+    );
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      running: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+    };
   }
 
   /** Waiting jobs of an ended run stay in Redis until a worker takes them and finds the run over. */

@@ -7,6 +7,7 @@
  * no task is left lets exactly one process call `finish`. Every transition is a compare-and-set in the
  * store, so any number of processes may run coordinators over the same runs.
  */
+import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import { nowIso } from "../core/formats.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
 import { HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
@@ -27,6 +28,15 @@ export interface RunLog {
 
 export const SILENT: RunLog = { info() {}, warn() {}, error() {} };
 
+/**
+ * Told when a run ends here (finished, or failed by this process). Called without being awaited, so
+ * what a hook does (webhooks write their outbox) never delays the run machinery; a hook that fails is
+ * logged. A hook must tolerate being told twice about a run and, for durability, catch up on its own.
+ */
+export interface RunHook {
+  runEnded(runId: number, status: "finished" | "failed"): Promise<void>;
+}
+
 export interface CoordinatorOptions {
   repository: RunsRepository;
   queue: RunQueue;
@@ -36,6 +46,36 @@ export interface CoordinatorOptions {
   timeLimitSeconds: number;
   taskAttempts: number;
   log?: RunLog;
+  hooks?: RunHook[];
+  /** Where task counters go (GET /metrics); none in a process without it. */
+  metrics?: MetricsRegistry;
+}
+
+/** Counters of the tasks this process ran, by discovery module (the task's kind). */
+interface TaskCounters {
+  started: Counter;
+  finished: Counter;
+  failed: Counter;
+}
+
+const NO_COUNTER: Counter = { inc() {} };
+
+function taskCounters(metrics: MetricsRegistry | undefined): TaskCounters {
+  if (!metrics) return { started: NO_COUNTER, finished: NO_COUNTER, failed: NO_COUNTER };
+  return {
+    started: metrics.counter(
+      "sightline_discovery_tasks_started_total",
+      "Discovery tasks this process began, by module.",
+    ),
+    finished: metrics.counter(
+      "sightline_discovery_tasks_finished_total",
+      "Discovery tasks this process completed, by module.",
+    ),
+    failed: metrics.counter(
+      "sightline_discovery_tasks_failed_total",
+      "Attempts of discovery tasks that failed in this process (retried, or failing their run), by module.",
+    ),
+  };
 }
 
 export type CancelOutcome = "cancelled" | "ended" | "finishing";
@@ -52,6 +92,8 @@ export class RunCoordinator implements JobHandler {
   private readonly taskAttempts: number;
   private readonly inFlight: InFlight;
   private readonly infos = new Map<number, RunInfo>();
+  private readonly hooks: RunHook[];
+  private readonly counters: TaskCounters;
 
   constructor(options: CoordinatorOptions) {
     this.repository = options.repository;
@@ -61,6 +103,8 @@ export class RunCoordinator implements JobHandler {
     this.timeLimitSeconds = options.timeLimitSeconds;
     this.taskAttempts = options.taskAttempts;
     this.log = options.log ?? SILENT;
+    this.hooks = options.hooks ?? [];
+    this.counters = taskCounters(options.metrics);
     this.inFlight = new InFlight({
       watch: (runIds) => this.watch(runIds),
       pollMs: WATCH_MS,
@@ -105,8 +149,10 @@ export class RunCoordinator implements JobHandler {
 
   /** Fails the run (if still active) and stops its work here; other processes notice within a second. */
   async fail(runId: number, reason: string, options: { finishing?: boolean } = {}): Promise<void> {
-    if (await this.repository.end(runId, "failed", reason, options))
+    if (await this.repository.end(runId, "failed", reason, options)) {
       this.log.warn(`run ${runId} failed: ${reason}`);
+      this.notify(runId, "failed");
+    }
     this.ended(runId, new RunEnded(runId, reason));
   }
 
@@ -209,6 +255,8 @@ export class RunCoordinator implements JobHandler {
     }
     const info = await this.info(runId);
     if (!info) return;
+    const module = { module: task.kind };
+    this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);
     let followUps: Awaited<ReturnType<RunWork["execute"]>>;
     try {
@@ -226,6 +274,7 @@ export class RunCoordinator implements JobHandler {
     // Done, even if a shutdown began meanwhile: keep the work.
     const added = await this.repository.completeTask(runId, task.id, followUps, this.worker);
     if (added === undefined) return;
+    this.counters.finished.inc(module);
     if (added.length > 0)
       await this.queue.enqueue(
         added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
@@ -235,7 +284,7 @@ export class RunCoordinator implements JobHandler {
 
   private async taskFailed(
     run: RunRow,
-    task: { id: number; key: string; attempts: number },
+    task: { id: number; key: string; kind: string; attempts: number },
     error: unknown,
     signal: AbortSignal,
   ): Promise<void> {
@@ -246,6 +295,7 @@ export class RunCoordinator implements JobHandler {
       return;
     }
     const message = messageOf(error);
+    this.counters.failed.inc({ module: task.kind });
     await this.repository.releaseTask(task.id, { error: message });
     if (task.attempts >= this.taskAttempts) {
       await this.fail(
@@ -267,7 +317,10 @@ export class RunCoordinator implements JobHandler {
       await this.fail(runId, `Saving the run's results failed: ${messageOf(error)}`, { finishing: true });
       return;
     }
-    if (await this.repository.markFinished(runId)) this.log.info(`run ${runId} finished`);
+    if (await this.repository.markFinished(runId)) {
+      this.log.info(`run ${runId} finished`);
+      this.notify(runId, "finished");
+    }
     this.ended(runId);
   }
 
@@ -296,6 +349,13 @@ export class RunCoordinator implements JobHandler {
       }
     }
     return ended;
+  }
+
+  private notify(runId: number, status: "finished" | "failed"): void {
+    for (const hook of this.hooks)
+      hook
+        .runEnded(runId, status)
+        .catch((error) => this.log.warn(`after run ${runId} ${status}: ${messageOf(error)}`));
   }
 
   /** Local clean-up once a run is over: abort its tasks here and free its queue slot. */

@@ -3,7 +3,15 @@
  * most `taskConcurrency` jobs at once and at most `runConcurrency` runs in progress. Nothing here
  * survives the process; on start the coordinator rebuilds it from the store.
  */
-import { HandBack, type JobHandler, jobId, type RunJob, type RunQueue, retryDelay } from "./queue.ts";
+import {
+  HandBack,
+  type JobHandler,
+  jobId,
+  type QueueDepth,
+  type RunJob,
+  type RunQueue,
+  retryDelay,
+} from "./queue.ts";
 
 interface Entry {
   job: RunJob;
@@ -19,6 +27,10 @@ const before = (a: Entry, b: Entry) =>
 /** A binary min-heap ordered by (priority, arrival). */
 class EntryHeap {
   private items: Entry[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
 
   peek(): Entry | undefined {
     return this.items[0];
@@ -77,6 +89,7 @@ export interface InProcessQueueOptions {
 }
 
 export class InProcessQueue implements RunQueue {
+  readonly kind = "in-process";
   readonly durable = false;
   readonly healthChecks = {};
   private readonly options: InProcessQueueOptions;
@@ -120,6 +133,10 @@ export class InProcessQueue implements RunQueue {
     for (const entry of [...this.starts.remove(ofRun), ...this.tasks.remove(ofRun)])
       this.known.delete(entry.id);
     this.pump();
+  }
+
+  async depth(): Promise<QueueDepth> {
+    return { waiting: this.starts.size + this.tasks.size, running: this.running, delayed: this.timers.size };
   }
 
   stop(): void {

@@ -34,7 +34,15 @@ export interface JobHandler {
   failed(job: RunJob, error: Error): Promise<void>;
 }
 
+export interface QueueDepth {
+  waiting: number;
+  running: number;
+  delayed: number;
+}
+
 export interface RunQueue {
+  /** `in-process` or `bullmq`, as /metrics labels it. */
+  readonly kind: string;
   /** Jobs outlive this process (in Redis); an in-process queue is rebuilt from the store at start. */
   readonly durable: boolean;
   /** Dependency checks for /healthz. */
@@ -46,6 +54,8 @@ export interface RunQueue {
   consume(handler: JobHandler): void;
   /** A run ended: free its run slot and drop its waiting jobs where the queue can. */
   runEnded(runId: number): void;
+  /** Jobs by state, for /metrics: waiting (ready to run), running (in hand), delayed (backing off). */
+  depth(): Promise<QueueDepth>;
   /** Stops taking new jobs; jobs in hand keep running. */
   stop(): void;
   /** Waits for the jobs in hand to settle and releases connections. */

@@ -5,7 +5,14 @@
  */
 import type { Kysely, Selectable } from "kysely";
 import { nowIso } from "../core/formats.ts";
-import type { AccountStatus, Database, RunStatus, RunsTable, RunTrigger } from "../store/schema.ts";
+import {
+  type AccountStatus,
+  type Database,
+  RUN_STATUSES,
+  type RunStatus,
+  type RunsTable,
+  type RunTrigger,
+} from "../store/schema.ts";
 import type { RunInfo, TaskRecord, TaskSpec } from "./work.ts";
 
 export type RunRow = Selectable<RunsTable>;
@@ -220,6 +227,18 @@ export class RunsRepository {
       .where("finishing_at", options.finishing ? "is not" : "is", null)
       .executeTakeFirst();
     return changed(result);
+  }
+
+  /** How many runs are in each state, across every collection (for /metrics). */
+  async countByStatus(): Promise<Record<RunStatus, number>> {
+    const rows = await this.db
+      .selectFrom("runs")
+      .select(["status", (eb) => eb.fn.countAll<number | string | bigint>().as("count")])
+      .groupBy("status")
+      .execute();
+    const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
+    for (const row of rows) counts[row.status] = Number(row.count);
+    return counts;
   }
 
   /** Current status of each of the given runs (absent = deleted). */

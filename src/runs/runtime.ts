@@ -7,8 +7,10 @@
 import { hostname } from "node:os";
 import type { Services } from "../api/context.ts";
 import type { HealthCheck } from "../api/health.ts";
+import type { MetricsRegistry } from "../api/metrics.ts";
+import { RUN_STATUSES } from "../store/schema.ts";
 import { BullRunQueue } from "./bullmq-queue.ts";
-import { RunCoordinator, type RunLog } from "./coordinator.ts";
+import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -30,7 +32,14 @@ export interface RunSystem {
 
 export function createRunSystem(
   services: Services,
-  options: { role: "server" | "worker"; work: RunWork },
+  options: {
+    role: "server" | "worker";
+    work: RunWork;
+    /** Registers runs by state, queue depth, task and discovery-error counters here (GET /metrics). */
+    metrics?: MetricsRegistry;
+    /** Told when a run ends here (webhooks). */
+    hooks?: RunHook[];
+  },
 ): RunSystem {
   const { config } = services;
   const worker = `${hostname()}:${process.pid}`;
@@ -58,7 +67,10 @@ export function createRunSystem(
     worker,
     timeLimitSeconds: config.runTimeLimitSeconds,
     taskAttempts: config.taskAttempts,
+    hooks: options.hooks,
+    metrics: options.metrics,
   });
+  if (options.metrics) instrument(options.metrics, services, queue, options.work);
   const executes = options.role === "worker" || !queue.durable;
   const scheduler =
     options.role === "server"
@@ -90,4 +102,24 @@ export function createRunSystem(
       await coordinator.shutdown(config.shutdownGraceSeconds * 1000);
     },
   };
+}
+
+/** The run machinery's figures: runs by state (from the store), the queue's jobs, and the work's own. */
+function instrument(metrics: MetricsRegistry, services: Services, queue: RunQueue, work: RunWork): void {
+  metrics.gauge("sightline_runs", "Runs by state, across every collection.", async () => {
+    const counts = await services.runs.countByStatus();
+    return RUN_STATUSES.map((state) => ({ labels: { state }, value: counts[state] }));
+  });
+  metrics.gauge(
+    "sightline_queue_jobs",
+    "Jobs of the run queue by state (waiting, running, delayed for a retry); BullMQ counts every worker's.",
+    async () => {
+      const depth = await queue.depth();
+      return (["waiting", "running", "delayed"] as const).map((state) => ({
+        labels: { queue: queue.kind, state },
+        value: depth[state],
+      }));
+    },
+  );
+  work.instrument?.(metrics);
 }

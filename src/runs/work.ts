@@ -8,6 +8,8 @@
  * A run that fails or is cancelled never reaches `finish`, so its partial work never replaces results.
  */
 
+import type { MetricsRegistry } from "../api/metrics.ts";
+
 /** A unit of work as the work describes it. */
 export interface TaskSpec {
   /** Unique within a run: the same key twice is the same work (e.g. "dns:Domain:acme.test"). */
@@ -41,4 +43,6 @@ export interface RunWork {
   execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]>;
   /** Called once when every task is done: make this run's findings the collection's results. */
   finish(run: RunInfo): Promise<void>;
+  /** Registers the work's own metrics (e.g. discovery errors) once, in a process that serves /metrics. */
+  instrument?(metrics: MetricsRegistry): void;
 }

@@ -5,6 +5,7 @@
 import type { Services } from "../api/context.ts";
 import { type Config, ConfigError } from "../config.ts";
 import { openServices } from "../services.ts";
+import { createWebhookSystem } from "../webhooks/system.ts";
 import { describeRedis } from "./bullmq-queue.ts";
 import type { RunLog } from "./coordinator.ts";
 import { createRunSystem, type RunSystem } from "./runtime.ts";
@@ -50,6 +51,8 @@ export async function startWorker(
     const runs = createRunSystem(services, {
       role: "worker",
       work: await (options.runWork ?? loadRunWork)(services),
+      // Runs a worker finishes or fails write their webhook events to the outbox; servers send them.
+      hooks: [createWebhookSystem(services).hook],
     });
     await runs.start(options.log ?? consoleLog(config.logLevel));
     await runs.queue.ready();

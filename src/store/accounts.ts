@@ -133,6 +133,17 @@ export class AccountsRepository {
       .execute();
   }
 
+  /** The teams a user is a member of, by id. */
+  teamsOf(userId: number) {
+    return this.db
+      .selectFrom("team_members")
+      .innerJoin("teams", "teams.id", "team_members.team_id")
+      .select(["teams.id", "teams.name"])
+      .where("team_members.user_id", "=", userId)
+      .orderBy("teams.id")
+      .execute();
+  }
+
   async teamIdsOf(userId: number): Promise<number[]> {
     const rows = await this.db
       .selectFrom("team_members")
@@ -222,14 +233,19 @@ export class AccountsRepository {
     // the same time, so timing does not tell an attacker which access keys exist.
     const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
+    const teamIds = await this.teamIdsOf(row.user_id);
     return {
       userId: row.user_id,
       userName: row.user_name,
       accountId: row.account_id,
       accountStatus: row.status,
       isAdmin: row.is_admin === 1,
-      defaultTeamId: row.default_team_id,
-      teamIds: await this.teamIdsOf(row.user_id),
+      // Membership, not history, grants a team: a default team the user has left is no default.
+      defaultTeamId:
+        row.default_team_id !== null && teamIds.includes(row.default_team_id)
+          ? row.default_team_id
+          : (teamIds[0] ?? null),
+      teamIds,
     };
   }
 }

@@ -2,8 +2,17 @@
  * Repository of discovery results: a run's staged entities, findings and notes, their merge into the
  * collection's results when the run finishes, and the reads the result views make.
  */
-import type { Insertable, Kysely, Selectable, Transaction } from "kysely";
+import { createHash } from "node:crypto";
+import {
+  type Insertable,
+  type Kysely,
+  PostgresAdapter,
+  type Selectable,
+  sql,
+  type Transaction,
+} from "kysely";
 import { nowIso } from "../core/formats.ts";
+import { carriesProducts, productFacts, vulnerabilityFacts } from "../results/web-entities.ts";
 import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
 
 export type Details = Record<string, unknown>;
@@ -52,6 +61,14 @@ export interface Finding {
   scoped: boolean;
 }
 
+/** What a run has staged so far about one entity, its sightings merged (the shallowest one's provenance). */
+export interface StagedSighting extends EntityKey {
+  details: Details;
+  scoped: boolean;
+  depth: number;
+  ancestors: Ancestor[];
+}
+
 /** What one task found, written in one go. */
 export interface StagedWork {
   entities: StagedEntity[];
@@ -60,6 +77,8 @@ export interface StagedWork {
 }
 
 export interface EntityRecord extends EntityKey {
+  /** The row id: stable for the life of the entity in the collection. */
+  id: number;
   details: Details;
   scoped: boolean;
   hidden: boolean;
@@ -78,14 +97,21 @@ export interface FindingRecord extends Finding {
   aliasGroup: number;
 }
 
+/** New versions after which PostgreSQL's statistics are refreshed. */
+const ANALYZE_AFTER = 1000;
+
 /** Rows per INSERT: well under both dialects' bound-parameter limits. */
 const CHUNK = 200;
 
-async function insertChunks<T extends "entities" | "staged_entities" | "staged_findings">(
-  db: Kysely<Database>,
-  table: T,
-  rows: Insertable<Database[T]>[],
-): Promise<void> {
+async function insertChunks<
+  T extends
+    | "entities"
+    | "findings"
+    | "staged_entities"
+    | "staged_findings"
+    | "entity_products"
+    | "entity_vulns",
+>(db: Kysely<Database>, table: T, rows: Insertable<Database[T]>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     // Kysely cannot relate a generic table to its row type; the signature above does.
     await db
@@ -143,8 +169,10 @@ class Groups {
   }
 }
 
-function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
+/** A stored entity version as the repository speaks of it; its id is the entity's stable id. */
+export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
   return {
+    id: row.entity_id ?? row.id,
     kind: row.kind,
     name: row.name,
     details: JSON.parse(row.details),
@@ -157,6 +185,139 @@ function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
     lastSeen: row.last_seen,
     firstRunId: row.first_run_id,
   };
+}
+
+/** The newest version of an entity or finding, as the merge needs it. */
+interface LatestVersion {
+  id: number;
+  alias_group?: number;
+  entity_id: number | null;
+  first_seen: string;
+  first_run_id: number;
+  last_run_id: number;
+  content_hash: string;
+}
+
+/** JSON with object keys sorted: the same content hashes the same whatever order it was merged in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .filter((key) => (value as Details)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Details)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "null";
+}
+
+const contentHash = (content: unknown) =>
+  createHash("sha256").update(canonicalJson(content)).digest("base64");
+
+/** Services and applications: the address and port they answer on, for indexed filters and joins. */
+function addressOf(entity: MergedEntity): { address: string | null; port: number | null } {
+  if (entity.kind !== "NetworkService" && entity.kind !== "Uri") return { address: null, port: null };
+  // An application is a Uri the web probe described (it has a status); a seed URL that never answered has none.
+  const probed = entity.kind === "NetworkService" || typeof entity.details.code === "string";
+  const address = probed && typeof entity.details.ip_address === "string" ? entity.details.ip_address : null;
+  const port = Number(entity.details.port);
+  return { address, port: Number.isInteger(port) ? port : null };
+}
+
+/**
+ * The versions one run writes to one table: continuations (same content, seen by the previous run too)
+ * only move last_run_id and last_seen; everything else closes the old version and inserts a new one.
+ */
+class Versions<T extends "entities" | "findings"> {
+  readonly #continued = new Map<string, number[]>();
+  readonly #closed: number[] = [];
+  readonly #inserts: Array<Insertable<Database[T]>> = [];
+  readonly #trx: Transaction<Database>;
+  readonly #table: T;
+  readonly #runId: number;
+  readonly #previousRunId: number | undefined;
+
+  constructor(trx: Transaction<Database>, table: T, runId: number, previousRunId: number | undefined) {
+    this.#trx = trx;
+    this.#table = table;
+    this.#runId = runId;
+    this.#previousRunId = previousRunId;
+  }
+
+  /** Records one sighting; true when it starts a new version. */
+  see(
+    old: LatestVersion | undefined,
+    hash: string,
+    lastSeen: string,
+    row: Omit<
+      Insertable<Database[T]>,
+      "version_run_id" | "last_run_id" | "latest" | "content_hash" | "last_seen"
+    >,
+  ): boolean {
+    if (old && old.last_run_id === this.#previousRunId && old.content_hash === hash) {
+      this.#continued.set(lastSeen, [...(this.#continued.get(lastSeen) ?? []), old.id]);
+      return false;
+    }
+    if (old) this.#closed.push(old.id);
+    this.#inserts.push({
+      ...row,
+      version_run_id: this.#runId,
+      last_run_id: this.#runId,
+      latest: 1,
+      content_hash: hash,
+      last_seen: lastSeen,
+    } as unknown as Insertable<Database[T]>);
+    return true;
+  }
+
+  /** New versions written. */
+  get written(): number {
+    return this.#inserts.length;
+  }
+
+  async write(): Promise<void> {
+    // Sightings of one task share their last_seen: one update per task's batch, not per entity.
+    for (const [lastSeen, ids] of this.#continued)
+      for (let i = 0; i < ids.length; i += CHUNK)
+        await this.#update({ last_run_id: this.#runId, last_seen: lastSeen }, ids.slice(i, i + CHUNK));
+    for (let i = 0; i < this.#closed.length; i += CHUNK)
+      await this.#update({ latest: 0 }, this.#closed.slice(i, i + CHUNK));
+    await insertChunks(this.#trx, this.#table, this.#inserts);
+  }
+
+  async #update(values: { last_run_id?: number; last_seen?: string; latest?: number }, ids: number[]) {
+    // Both tables have these columns; Kysely cannot see that through the generic table name.
+    const table = this.#table as "entities";
+    await this.#trx.updateTable(table).set(values).where("id", "in", ids).execute();
+  }
+}
+
+/** The products and CVEs of the new versions of services and applications, for the indexed results. */
+async function writeFacts(
+  trx: Transaction<Database>,
+  collectionId: number,
+  runId: number,
+  entities: Map<string, MergedEntity>,
+): Promise<void> {
+  if (entities.size === 0) return;
+  const rows = await trx
+    .selectFrom("entities")
+    .select(["id", "kind", "name"])
+    .where("collection_id", "=", collectionId)
+    .where("version_run_id", "=", runId)
+    .where("kind", "in", ["Uri", "NetworkService"])
+    .execute();
+  const products: Array<Insertable<Database["entity_products"]>> = [];
+  const vulns: Array<Insertable<Database["entity_vulns"]>> = [];
+  for (const row of rows) {
+    const entity = entities.get(keyOf(row.kind, row.name));
+    if (!entity) continue;
+    for (const { product, version, label } of productFacts(entity))
+      products.push({ collection_id: collectionId, entity_row_id: row.id, product, version, label });
+    for (const { cve, product } of vulnerabilityFacts(entity))
+      vulns.push({ collection_id: collectionId, entity_row_id: row.id, cve_id: cve, product });
+  }
+  await insertChunks(trx, "entity_products", products);
+  await insertChunks(trx, "entity_vulns", vulns);
 }
 
 export class EntitiesRepository {
@@ -214,24 +375,47 @@ export class EntitiesRepository {
   }
 
   /**
-   * Makes the run's staged findings the collection's results, in one transaction: entities seen before
-   * keep their first_seen and first run, get this run's details and last_seen; new ones start here;
-   * names and the addresses they resolve to share an alias group. Then the staging rows go.
+   * Makes the run's staged findings the collection's results, in one transaction. An entity (or
+   * finding) the previous finished run saw with the same content only gets this run as its last run
+   * and this run's last_seen; a new one, a changed one, or one returning after a run that missed it
+   * starts a new version here (see migration 008), keeping its first_seen, first run and stable id.
+   * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
   async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
+    const summary = await this.#merge(runId, collectionId);
+    // PostgreSQL plans from statistics that autovacuum refreshes only after a while; a merge that wrote
+    // many versions would otherwise be read with plans made for the empty tables (nested loops over
+    // whole collections). SQLite keeps no statistics unless asked and plans these reads well without.
+    if (summary.written > ANALYZE_AFTER && this.db.getExecutor().adapter instanceof PostgresAdapter)
+      await sql`analyze entities, findings, entity_products, entity_vulns`.execute(this.db);
+    return { entities: summary.entities, findings: summary.findings };
+  }
+
+  async #merge(runId: number, collectionId: number) {
     return this.db.transaction().execute(async (trx) => {
-      const merged = await mergeStagedEntities(trx, runId);
-      const existing = new Map<string, { id: number; alias_group: number }>();
-      const rows = await trx
-        .selectFrom("entities")
-        .select(["id", "kind", "name", "alias_group"])
+      const previous = await trx
+        .selectFrom("collection_results")
+        .select("run_id")
         .where("collection_id", "=", collectionId)
-        .execute();
-      let nextGroup = 1;
-      for (const row of rows) {
+        .executeTakeFirst();
+      const previousRunId = previous?.run_id;
+      const merged = await mergeStagedEntities(trx, runId);
+      const existing = new Map<string, LatestVersion>();
+      for (const row of await trx
+        .selectFrom("entities")
+        .select(["id", "kind", "name", "alias_group", "entity_id", "first_seen", "first_run_id"])
+        .select(["last_run_id", "content_hash"])
+        .where("collection_id", "=", collectionId)
+        .where("latest", "=", 1)
+        .execute()) {
         existing.set(keyOf(row.kind, row.name), row);
-        nextGroup = Math.max(nextGroup, row.alias_group + 1);
       }
+      const top = await trx
+        .selectFrom("entities")
+        .select((eb) => eb.fn.max("alias_group").as("top"))
+        .where("collection_id", "=", collectionId)
+        .executeTakeFirst();
+      let nextGroup = Number(top?.top ?? 0) + 1;
 
       const groups = new Groups();
       for (const [key, entity] of merged) {
@@ -253,56 +437,70 @@ export class EntitiesRepository {
         if (!componentGroup.has(root)) componentGroup.set(root, nextGroup++);
       }
 
-      const inserts: Array<Omit<EntitiesTable, "id">> = [];
+      const versions = new Versions(trx, "entities", runId, previousRunId);
+      const facts = new Map<string, MergedEntity>();
       for (const [key, entity] of merged) {
-        const values = {
+        const content = {
           details: JSON.stringify(entity.details),
           scoped: entity.scoped ? 1 : 0,
           hidden: entity.hidden ? 1 : 0,
           alias_group: componentGroup.get(groups.find(key))!,
           ancestors: JSON.stringify(entity.ancestors),
           task_results: JSON.stringify(entity.taskResults),
-          last_seen: entity.lastSeen,
-          last_run_id: runId,
         };
+        const hash = contentHash({ ...content, details: entity.details });
         const old = existing.get(key);
-        if (old) await trx.updateTable("entities").set(values).where("id", "=", old.id).execute();
-        else
-          inserts.push({
-            ...values,
-            collection_id: collectionId,
-            kind: entity.kind,
-            name: entity.name,
-            first_seen: entity.firstSeen,
-            first_run_id: runId,
-          });
+        const isNew = versions.see(old, hash, entity.lastSeen, {
+          ...content,
+          ...addressOf(entity),
+          collection_id: collectionId,
+          kind: entity.kind,
+          name: entity.name,
+          first_seen: old?.first_seen ?? entity.firstSeen,
+          first_run_id: old?.first_run_id ?? runId,
+          entity_id: old?.entity_id ?? null,
+        });
+        if (isNew && carriesProducts(entity)) facts.set(keyOf(entity.kind, entity.name), entity);
       }
-      await insertChunks(trx, "entities", inserts);
+      await versions.write();
+      await trx
+        .updateTable("entities")
+        .set((eb) => ({ entity_id: eb.ref("id") }))
+        .where("collection_id", "=", collectionId)
+        .where("entity_id", "is", null)
+        .execute();
+      await writeFacts(trx, collectionId, runId, facts);
 
       const findings = await mergeStagedFindings(trx, runId);
-      const existingFindings = new Map<string, number>();
+      const existingFindings = new Map<string, LatestVersion>();
       for (const row of await trx
         .selectFrom("findings")
-        .select(["id", "name", "entity_kind", "entity_name"])
+        .select(["id", "name", "entity_kind", "entity_name", "issue_id as entity_id", "first_seen"])
+        .select(["first_run_id", "last_run_id", "content_hash"])
         .where("collection_id", "=", collectionId)
+        .where("latest", "=", 1)
         .execute()) {
-        existingFindings.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row.id);
+        existingFindings.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row);
       }
+      const findingVersions = new Versions(trx, "findings", runId, previousRunId);
       for (const [key, finding] of findings) {
-        const id = existingFindings.get(key);
-        const values = { ...findingColumns(finding), last_seen: finding.lastSeen, last_run_id: runId };
-        if (id !== undefined) await trx.updateTable("findings").set(values).where("id", "=", id).execute();
-        else
-          await trx
-            .insertInto("findings")
-            .values({
-              ...values,
-              collection_id: collectionId,
-              first_seen: finding.firstSeen,
-              first_run_id: runId,
-            })
-            .execute();
+        const columns = findingColumns(finding);
+        const old = existingFindings.get(key);
+        findingVersions.see(old, contentHash({ ...finding, firstSeen: 0, lastSeen: 0 }), finding.lastSeen, {
+          ...columns,
+          collection_id: collectionId,
+          first_seen: old?.first_seen ?? finding.firstSeen,
+          first_run_id: old?.first_run_id ?? runId,
+          issue_id: old?.entity_id ?? null,
+        });
       }
+      await findingVersions.write();
+      await trx
+        .updateTable("findings")
+        .set((eb) => ({ issue_id: eb.ref("id") }))
+        .where("collection_id", "=", collectionId)
+        .where("issue_id", "is", null)
+        .execute();
 
       const finishedAt = nowIso();
       await trx
@@ -314,8 +512,62 @@ export class EntitiesRepository {
         .execute();
       await trx.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
       await trx.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
-      return { entities: merged.size, findings: findings.size };
+      return {
+        entities: merged.size,
+        findings: findings.size,
+        written: versions.written + findingVersions.written,
+      };
     });
+  }
+
+  /**
+   * What a run has staged so far about entities of some kinds, each entity's sightings merged: those named
+   * in `names`, or whose name starts with one of `prefixes` (the services of an address: "1.2.3.4:").
+   */
+  async staged(
+    runId: number,
+    kinds: string[],
+    filter: { names: string[] } | { prefixes: string[] },
+  ): Promise<StagedSighting[]> {
+    const values = "names" in filter ? filter.names : filter.prefixes;
+    if (values.length === 0) return [];
+    const rows = await this.db
+      .selectFrom("staged_entities")
+      .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
+      .where("run_id", "=", runId)
+      .where("kind", "in", kinds)
+      .where((eb) =>
+        "names" in filter
+          ? eb("name", "in", filter.names)
+          : // Prefixes are addresses (digits, dots, colons, brackets): no LIKE wildcard to escape.
+            eb.or(filter.prefixes.map((prefix) => eb("name", "like", `${prefix}%`))),
+      )
+      .orderBy("id")
+      .execute();
+    const merged = new Map<string, StagedSighting>();
+    for (const row of rows) {
+      const details = JSON.parse(row.details) as Details;
+      const key = keyOf(row.kind, row.name);
+      const previous = merged.get(key);
+      if (!previous) {
+        merged.set(key, {
+          kind: row.kind,
+          name: row.name,
+          details,
+          scoped: row.scoped === 1,
+          depth: row.depth,
+          ancestors: JSON.parse(row.ancestors),
+        });
+        continue;
+      }
+      previous.details = mergeDetails(previous.details, details);
+      previous.scoped ||= row.scoped === 1;
+      if (row.depth < previous.depth) {
+        previous.depth = row.depth;
+        previous.ancestors = JSON.parse(row.ancestors);
+      }
+    }
+    return [...merged.values()];
   }
 
   /** Drops a run's staging rows (a failed or cancelled run); its notes stay. */
@@ -416,17 +668,34 @@ export class EntitiesRepository {
     return Number(row.count);
   }
 
-  /** The findings of the latest finished run, with the alias group of the entity they are on. */
-  async currentFindings(collectionId: number): Promise<FindingRecord[]> {
+  /** How many findings `currentFindings` would answer without paging. */
+  async countCurrentFindings(collectionId: number): Promise<number> {
+    const result = await this.resultRun(collectionId);
+    if (!result) return 0;
+    const row = await this.db
+      .selectFrom("findings")
+      .select((eb) => eb.fn.countAll<number | string>().as("count"))
+      .where("collection_id", "=", collectionId)
+      .where("last_run_id", "=", result.runId)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /** The findings of the latest finished run, with the alias group of the entity they are on, most severe first. */
+  async currentFindings(
+    collectionId: number,
+    page: { limit?: number; offset?: number } = {},
+  ): Promise<FindingRecord[]> {
     const result = await this.resultRun(collectionId);
     if (!result) return [];
-    const rows = await this.db
+    let query = this.db
       .selectFrom("findings")
       .leftJoin("entities", (join) =>
         join
           .onRef("entities.collection_id", "=", "findings.collection_id")
           .onRef("entities.kind", "=", "findings.entity_kind")
-          .onRef("entities.name", "=", "findings.entity_name"),
+          .onRef("entities.name", "=", "findings.entity_name")
+          .on("entities.last_run_id", "=", result.runId),
       )
       .selectAll("findings")
       .select("entities.alias_group")
@@ -435,25 +704,10 @@ export class EntitiesRepository {
       .orderBy("findings.severity")
       .orderBy("findings.name")
       .orderBy("findings.entity_name")
-      .execute();
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      entityKind: row.entity_kind,
-      entityName: row.entity_name,
-      prettyName: row.pretty_name,
-      severity: row.severity,
-      confidence: row.confidence,
-      category: row.category,
-      description: row.description,
-      remediation: row.remediation,
-      references: JSON.parse(row.reference_links),
-      details: JSON.parse(row.details),
-      scoped: row.scoped === 1,
-      firstSeen: row.first_seen,
-      lastSeen: row.last_seen,
-      aliasGroup: row.alias_group ?? 0,
-    }));
+      .orderBy("findings.id");
+    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
+    const rows = await query.execute();
+    return rows.map((row) => ({ ...findingOf(row), aliasGroup: row.alias_group ?? 0 }));
   }
 
   async notes(runId: number): Promise<string[]> {
@@ -465,6 +719,27 @@ export class EntitiesRepository {
       .execute();
     return rows.map((row) => row.message);
   }
+}
+
+/** A stored finding as the repository speaks of it; its id is the issue's stable id. */
+export function findingOf(row: Selectable<FindingsTable>): Omit<FindingRecord, "aliasGroup"> {
+  return {
+    id: row.issue_id ?? row.id,
+    name: row.name,
+    entityKind: row.entity_kind,
+    entityName: row.entity_name,
+    prettyName: row.pretty_name,
+    severity: row.severity,
+    confidence: row.confidence,
+    category: row.category,
+    description: row.description,
+    remediation: row.remediation,
+    references: JSON.parse(row.reference_links),
+    details: JSON.parse(row.details),
+    scoped: row.scoped === 1,
+    firstSeen: row.first_seen,
+    lastSeen: row.last_seen,
+  };
 }
 
 function findingColumns(finding: Finding) {
@@ -538,6 +813,9 @@ async function mergeStagedEntities(trx: Transaction<Database>, runId: number) {
       if (row.seen_at > entity.lastSeen) entity.lastSeen = row.seen_at;
     }
   }
+  // Tasks finish in any order; provenance in a fixed order keeps an unchanged entity's content unchanged.
+  for (const entity of merged.values())
+    entity.taskResults.sort((a, b) => a.depth - b.depth || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return merged;
 }
 

@@ -69,15 +69,47 @@ interface EntityColumns {
   /** JSON array of {name, type}: the path from a seed. */
   ancestors: string;
 }
+/**
+ * One version of an entity (migration 008): its content held unchanged for every finished run from
+ * `version_run_id` to `last_run_id`. `latest` = 1 on the newest version of each entity.
+ */
 export interface EntitiesTable extends EntityColumns {
   id: Generated<number>;
   alias_group: number;
   /** JSON array of {name, task, entity_type, entity_name, depth}. */
   task_results: string;
   first_seen: string;
+  /** The last sighting in the version's last run. */
   last_seen: string;
   first_run_id: number;
   last_run_id: number;
+  version_run_id: number;
+  /** The id of the entity's first version: stable across versions. */
+  entity_id: number | null;
+  latest: number;
+  /** Hash of the versioned content; a run seeing a different one starts a new version. */
+  content_hash: string;
+  /** Services and applications: the IP address they answer on, and their port. */
+  address: string | null;
+  port: number | null;
+}
+/** The products a version of a service or application runs. */
+export interface EntityProductsTable {
+  id: Generated<number>;
+  collection_id: number;
+  entity_row_id: number;
+  product: string;
+  version: string;
+  /** "<product> <version>" (or the product alone): the products result's `product`. */
+  label: string;
+}
+/** The CVEs inferred for a version of a service or application, with the product that carries each. */
+export interface EntityVulnsTable {
+  id: Generated<number>;
+  collection_id: number;
+  entity_row_id: number;
+  cve_id: string;
+  product: string;
 }
 /** What a finding says, kept alike in the results and in a run's staging. */
 interface FindingColumns {
@@ -95,6 +127,7 @@ interface FindingColumns {
   details: string;
   scoped: number;
 }
+/** One version of a finding, like EntitiesTable. */
 export interface FindingsTable extends FindingColumns {
   id: Generated<number>;
   collection_id: number;
@@ -102,6 +135,11 @@ export interface FindingsTable extends FindingColumns {
   last_seen: string;
   first_run_id: number;
   last_run_id: number;
+  version_run_id: number;
+  /** The id of the finding's first version: the Issue's stable `id`. */
+  issue_id: number | null;
+  latest: number;
+  content_hash: string;
 }
 export interface StagedEntitiesTable extends EntityColumns {
   id: Generated<number>;
@@ -251,6 +289,50 @@ export interface AuditLogTable {
   details: string;
 }
 
+/** A webhook of a collection (migration 007); `events` is a JSON array of event names. */
+export interface WebhooksTable {
+  id: Generated<number>;
+  collection_id: number;
+  url: string;
+  secret: string;
+  events: string;
+  severity_threshold: number;
+  created_at: string;
+  created_by: string;
+}
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+/** One event for one webhook: outbox entry, retry state and log line. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  run_id: number | null;
+  event: string;
+  /** The JSON body sent, byte for byte. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string;
+  /** Claimed by a process until then. */
+  locked_until: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  response_status: number | null;
+  error: string | null;
+}
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempted_at: string;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+export interface WebhookRunEventsTable {
+  run_id: number;
+  enqueued_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   teams: TeamsTable;
@@ -273,4 +355,10 @@ export interface Database {
   vuln_kev: VulnKevTable;
   vuln_imports: VulnImportsTable;
   audit_log: AuditLogTable;
+  entity_products: EntityProductsTable;
+  entity_vulns: EntityVulnsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  webhook_run_events: WebhookRunEventsTable;
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { parseSeedText, resultRows, toCsv } from "../../src/cli/collections.ts";
+import { resultRows, toCsv } from "../../src/cli/collections.ts";
 import { spawnSightline } from "../helpers/processes.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -95,10 +95,7 @@ describe("sightline collections / results (client commands)", () => {
   });
 });
 
-test("seed text, rows and CSV", () => {
-  assert.deepEqual(parseSeedText("Domain:example.com", "x"), { type: "Domain", name: "example.com" });
-  assert.deepEqual(parseSeedText("https://example.com/", "x"), { type: "Uri", name: "https://example.com/" });
-  assert.deepEqual(parseSeedText("192.0.2.0/24", "x"), { type: "NetBlock", name: "192.0.2.0/24" });
+test("rows and CSV", () => {
   assert.deepEqual(resultRows("hosts", { "192.0.2.1": { os: "" } }), [{ ip: "192.0.2.1", os: "" }]);
   assert.equal(
     toCsv([

@@ -1,7 +1,7 @@
 /** Seed validation and normalisation per type. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkSeed, detectSeedType, uniqueSeeds } from "../../src/core/seeds.ts";
+import { checkSeed, detectSeedType, parseSeedText, uniqueSeeds } from "../../src/core/seeds.ts";
 
 const normalised = (type: string, name: string) => {
   const check = checkSeed({ type, name });
@@ -69,4 +69,34 @@ test("duplicates are removed and types detected", () => {
   assert.equal(detectSeedType("192.0.2.0/24"), "NetBlock");
   assert.equal(detectSeedType("https://example.com"), "Uri");
   assert.equal(detectSeedType("not valid!"), undefined);
+});
+
+test("a line of seed text names its type first, in any case and with any separator, or leaves it to detection", () => {
+  const read = (line: string) => {
+    const parsed = parseSeedText(line);
+    return parsed && [parsed.type, parsed.value, parsed.explicit];
+  };
+  assert.deepEqual(read("Domain:example.com"), ["Domain", "example.com", true], "the CLI's TYPE:NAME");
+  assert.deepEqual(read("  Nameserver ns1.example.com "), ["Nameserver", "ns1.example.com", true]);
+  assert.deepEqual(read("domain,example.co.uk"), ["Domain", "example.co.uk", true], "CSV, any case");
+  assert.deepEqual(
+    read('Uri;"https://x.example/a"'),
+    ["Uri", "https://x.example/a", true],
+    "quoted CSV value",
+  );
+  assert.deepEqual(read("DnsRecord\t_dmarc.example.com"), ["DnsRecord", "_dmarc.example.com", true]);
+  assert.deepEqual(read("Uri:https://x.example/"), ["Uri", "https://x.example/", true]);
+  assert.deepEqual(
+    read("https://x.example/"),
+    ["Uri", "https://x.example/", false],
+    "a URL's scheme is no type",
+  );
+  assert.deepEqual(read("192.0.2.0/24"), ["NetBlock", "192.0.2.0/24", false]);
+  assert.deepEqual(read("www.example.com"), ["DnsRecord", "www.example.com", false]);
+  // The type is named, so the value is not judged here: checkSeed says what is wrong with it.
+  assert.deepEqual(read("IpAddress example.com"), ["IpAddress", "example.com", true]);
+  assert.deepEqual(read("not a seed!"), [undefined, "not a seed!", false]);
+  assert.deepEqual(read("Host example.com"), [undefined, "Host example.com", false], "not a seed type");
+  for (const skipped of ["", "   ", "# offices", "type,name", '"type","value"', "TYPE;NAME"])
+    assert.equal(parseSeedText(skipped), undefined, JSON.stringify(skipped));
 });

@@ -16,6 +16,7 @@ const LAB_SEEDS = [
   { type: "Domain" as const, name: "acme.test" },
   { type: "Domain" as const, name: "open.test" },
   { type: "Domain" as const, name: "wild.test" },
+  { type: "Domain" as const, name: "globex.test" },
 ];
 
 /** Recall and precision of `found` against `expected`, with what is missing and extra. */

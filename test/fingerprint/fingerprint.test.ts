@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import fc from "fast-check";
+import { DEFAULTS } from "../../src/config.ts";
 import {
   detectionCpe,
   faviconHash,
@@ -10,11 +12,19 @@ import {
 } from "../../src/discovery/fingerprint/fingerprint.ts";
 import { createFingerprintModule } from "../../src/discovery/fingerprint/module.ts";
 import type { Fingerprint, HttpEvidence } from "../../src/discovery/fingerprint/types.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import { requiredLiteral } from "../../src/discovery/fingerprint/web-rules.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
+import { identifyService } from "../../src/discovery/services.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
+import { FINGERPRINT } from "../helpers/spec-fields.ts";
 import { createTestStore, type TestStore } from "../helpers/stores.ts";
 
 // One store with the shipped vulnerability database serves every test that looks CVEs up.
@@ -82,7 +92,58 @@ describe("web fingerprints", () => {
   });
 });
 
+describe("the literal prefilter of technology patterns", () => {
+  it("takes the longest literal every match must contain", () => {
+    const cases: Array<[string, string | undefined]> = [
+      ["\\.activehosted\\.com", ".activehosted.com"],
+      ["Foo\\/Bar", "foo/bar"],
+      ["infinite-?scroll(?:\\.pkgd)?(?:\\.min)?\\.js", "infinite"],
+      ["/jquery(?:-(\\d+\\.\\d+\\.\\d+))[/.-]", "/jquery"],
+      ["abc?defg", "defg"],
+      ["wp-\\w+/plugins", "/plugins"],
+      ["ab{2}cde", "cde"],
+      ["x+yz", undefined],
+      ["(?:/yui/|yui\\.yahooapis\\.com)", undefined],
+      ["drupal|joomla", undefined],
+      ["[a-z]+\\d*", undefined],
+    ];
+    for (const [source, literal] of cases) assert.equal(requiredLiteral(source), literal, source);
+  });
+
+  it("never names a literal a match can lack", () => {
+    // Patterns built from parts, each with a string that matches it by construction.
+    const text = fc.stringMatching(/^[A-Za-z0-9/_-]{1,6}$/);
+    const escapeRegex = (value: string) => value.replace(/[\\^$.|?*+()[\]{}/-]/g, "\\$&");
+    const part = fc.oneof(
+      text.map((t) => [escapeRegex(t), t] as const),
+      fc
+        .tuple(text, fc.boolean())
+        .map(([t, present]) => [`(?:${escapeRegex(t)})?`, present ? t : ""] as const),
+      fc.tuple(text, text).map(([a, b]) => [`(?:${escapeRegex(a)}|${escapeRegex(b)})`, b] as const),
+      fc
+        .tuple(text, fc.boolean())
+        .map(([t, present]) => [`${escapeRegex(t)}?`, present ? t : t.slice(0, -1)] as const),
+      fc.integer({ min: 1, max: 999 }).map((n) => ["\\d+", String(n)] as const),
+      text.map((t) => [".*", t] as const),
+      fc.constantFrom(["[a-z]", "q"] as const, ["\\.", "."] as const, ["x{0,2}", ""] as const),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), fc.option(text), (parts, other) => {
+        // Sometimes a top-level alternative the sample does not take.
+        const source = `${other === null ? "" : `${escapeRegex(other)}|`}${parts.map(([pattern]) => pattern).join("")}`;
+        const sample = parts.map(([, matching]) => matching).join("");
+        assert.ok(new RegExp(source, "i").test(sample), `${source} matches ${sample}`);
+        const literal = requiredLiteral(source);
+        if (literal)
+          assert.ok(sample.toLowerCase().includes(literal), `${sample} holds ${literal} (${source})`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 describe("banner fingerprints", () => {
+  const greeting = (bytes: string) => identifyService(3306, Buffer.from(bytes, "latin1")).banner;
   const cases: Array<[string, string, string]> = [
     [
       "SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.6\r\n",
@@ -106,9 +167,10 @@ describe("banner fingerprints", () => {
       "Postfix",
       "cpe:2.3:a:postfix:postfix:*:*:*:*:*:*:*:*",
     ],
-    ["J\0\0\0\n8.0.28\0\x08\0\0\0", "MySQL", "cpe:2.3:a:oracle:mysql:8.0.28:*:*:*:*:*:*:*"],
+    // MySQL protocol-10 greetings, as the port scan writes them down.
+    [greeting("J\0\0\0\n8.0.28\0\x08\0\0\0"), "MySQL", "cpe:2.3:a:oracle:mysql:8.0.28:*:*:*:*:*:*:*"],
     [
-      "n\0\0\0\n5.5.5-10.6.12-MariaDB-0ubuntu0.22.04.1\0",
+      greeting("n\0\0\0\n5.5.5-10.6.12-MariaDB-0ubuntu0.22.04.1\0"),
       "MariaDB",
       "cpe:2.3:a:mariadb:mariadb:10.6.12:*:*:*:*:*:*:*",
     ],
@@ -149,18 +211,7 @@ describe("spec fingerprints with CVEs", () => {
   it("has exactly the spec's fields, and infers CVEs only from precise versions", async () => {
     const detections = fingerprintHttp(evidence({ headers: [["server", "Apache/2.4.49"]] }));
     const [apache] = await toFingerprints(detections, new VulnerabilityRepository(store.db));
-    assert.deepEqual(Object.keys(apache.fingerprint).sort(), [
-      "cpe",
-      "inference",
-      "issue",
-      "match_details",
-      "match_type",
-      "product",
-      "tags",
-      "type",
-      "vendor",
-      "vulns",
-    ]);
+    assert.deepEqual(Object.keys(apache.fingerprint).sort(), FINGERPRINT);
     assert.equal(apache.fingerprint.type, "fingerprint");
     assert.equal(apache.fingerprint.inference, true);
     assert.equal(apache.fingerprint.issue, true);
@@ -197,6 +248,7 @@ describe("banner fingerprint module", () => {
         concurrency: 1,
         perHostConcurrency: 1,
         rateLimit: 0,
+        limits: discoveryLimits(DEFAULTS),
       },
       emit: (entity) => emitted.push(entity),
       raise: (issue) => raised.push(issue),

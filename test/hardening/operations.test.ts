@@ -6,15 +6,10 @@ import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { MetricsRegistry } from "../../src/api/metrics.ts";
+import { sample } from "../helpers/metrics.ts";
 import { spawnSightline } from "../helpers/processes.ts";
 import { BOOTSTRAP_KEYS, startTestServer, type TestServer } from "../helpers/server.ts";
 import { createTestStore } from "../helpers/stores.ts";
-
-/** The value of one sample line (`name{labels} value`), or undefined. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe("metrics registry", () => {
   test("renders counters, gauges and histograms in the text format, escaping label values", async () => {

@@ -3,14 +3,16 @@
  * driver that does what the runs layer does with RunWork (plan → execute until no task is left, a key
  * seen twice dropped → finish), with a few tasks in flight at once.
  */
-import { type Config, loadConfig } from "../../src/config.ts";
+import { type Config, DEFAULTS, loadConfig } from "../../src/config.ts";
 import type { Seed } from "../../src/core/seeds.ts";
 import { DiscoveryEngine } from "../../src/discovery/engine.ts";
-import type {
-  DiscoveryModule,
-  DiscoverySettings,
-  FoundEntity,
-  FoundIssue,
+import {
+  type DiscoveryLimits,
+  type DiscoveryModule,
+  type DiscoverySettings,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
 } from "../../src/discovery/module.ts";
 import { Scope } from "../../src/discovery/scope.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
@@ -135,7 +137,8 @@ export interface ModuleOutcome {
 export async function runModule(
   module: DiscoveryModule,
   entity: FoundEntity,
-  settings: Partial<DiscoverySettings> & {
+  settings: Partial<Omit<DiscoverySettings, "limits">> & {
+    limits?: Partial<DiscoveryLimits>;
     allow?: string[];
     depth?: number;
     signal?: AbortSignal;
@@ -153,6 +156,7 @@ export async function runModule(
     perHostConcurrency: 64,
     rateLimit: 0,
     ...settings,
+    limits: { ...discoveryLimits(DEFAULTS), ...settings.limits },
   };
   const scope = new Scope([], { scanAllow: settings.allow ?? ["127.0.0.0/8"], scanDeny: [] });
   await module.run(entity, {

@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { DEFAULTS } from "../../src/config.ts";
 import type { Fingerprint } from "../../src/discovery/fingerprint/types.ts";
 import { createHttpModule } from "../../src/discovery/http.ts";
-import type { DiscoveryContext, FoundEntity, FoundIssue } from "../../src/discovery/module.ts";
+import {
+  type DiscoveryContext,
+  discoveryLimits,
+  type FoundEntity,
+  type FoundIssue,
+} from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/throttle.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
@@ -31,6 +37,7 @@ function context(options: { deny?: string[]; signal?: AbortSignal } = {}): Disco
       concurrency: 8,
       perHostConcurrency: 4,
       rateLimit: 0,
+      limits: discoveryLimits(DEFAULTS),
     },
     emit: (entity) => collected.entities.push(entity),
     raise: (issue) => collected.issues.push(issue),
@@ -238,14 +245,31 @@ describe("web probing", () => {
     assert.deepEqual(details.cloud_providers, ["Cloudflare", "Amazon Web Services"]);
   });
 
-  it("probes the names of an address as virtual hosts, one application each", async () => {
-    const ctx = context();
-    await createHttpModule().run(service(servers.vhosts.port, { hostnames: ["www.acme.test"] }), ctx);
-    const titles = Object.fromEntries(ctx.entities.map((entity) => [entity.name, entity.details?.title]));
+  it("probes a service by its address, or by the name it is handed as a virtual host", async () => {
+    const module = createHttpModule();
+    const port = servers.vhosts.port;
+    const byAddress = context();
+    await module.run(service(port), byAddress);
+    const byName = context();
+    await module.run(service(port, { hostname: "www.acme.test" }), byName);
+    const titles = Object.fromEntries(
+      [...byAddress.entities, ...byName.entities].map((entity) => [entity.name, entity.details?.title]),
+    );
     assert.deepEqual(titles, {
-      [`http://127.0.0.1:${servers.vhosts.port}`]: "Default site",
-      [`http://www.acme.test:${servers.vhosts.port}`]: "Acme WWW",
+      [`http://127.0.0.1:${port}`]: "Default site",
+      [`http://www.acme.test:${port}`]: "Acme WWW",
     });
+    // One unit of work per host and port, however the module is reached.
+    assert.equal(module.virtualHosts, true);
+    assert.equal(module.workKey?.(service(port, { hostname: "www.acme.test" })), `www.acme.test:${port}`);
+    assert.equal(
+      module.workKey?.({ kind: "Uri", name: `http://www.acme.test:${port}` }),
+      `www.acme.test:${port}`,
+    );
+    assert.equal(module.workKey?.({ kind: "Uri", name: "https://www.acme.test" }), "www.acme.test:443");
+    assert.equal(module.workKey?.(service(port)), `127.0.0.1:${port}`);
+    assert.equal(module.wants?.(service(port)), true);
+    assert.equal(module.wants?.(service(22, { service: "ssh", banner: "SSH-2.0-OpenSSH_8.9" })), false);
   });
 
   it("records a redirect to another host without following it", async () => {
@@ -282,6 +306,17 @@ describe("web probing", () => {
     assert.deepEqual(cancelled.entities, []);
   });
 
+  it("does not probe again an application it found when it comes back as a Uri", async () => {
+    const uri = `http://127.0.0.1:${servers.cleanHttp.port}`;
+    const probed = context();
+    await createHttpModule().run({ kind: "Uri", name: uri }, probed);
+    const [application] = probed.entities;
+    assert.equal(application?.name, `${uri}`.replace(/\/$/, ""));
+    const again = context({ deny: ["127.0.0.1"] });
+    await createHttpModule().run(application!, again);
+    assert.deepEqual([again.entities, again.notes], [[], []], "no request was even considered");
+  });
+
   it("leaves services that are not web alone", async () => {
     const ctx = context();
     await createHttpModule().run(
@@ -291,9 +326,13 @@ describe("web probing", () => {
     assert.deepEqual(ctx.entities, []);
   });
 
-  it("probes a Uri entity as given", async () => {
+  it("probes a Uri entity, its scheme first", async () => {
     const ctx = context();
     await createHttpModule().run({ kind: "Uri", name: `http://127.0.0.1:${servers.cleanHttp.port}/` }, ctx);
     assert.equal(ctx.entities[0]?.details?.title, "Hello");
+    // The port speaks TLS whatever the URI says: it is the same application as its service.
+    const wrong = context();
+    await createHttpModule().run({ kind: "Uri", name: `http://127.0.0.1:${servers.weakTls.port}/` }, wrong);
+    assert.equal(wrong.entities[0]?.name, `https://127.0.0.1:${servers.weakTls.port}`);
   });
 });

@@ -61,7 +61,7 @@ describe("web results", () => {
         kind: "Domain",
         name: "acme.test",
         scoped: true,
-        details: { mx: ["aspmx.l.google.com."], ns: ["ns1.acme.test"] },
+        details: { records: { mx: ["1 aspmx.l.google.com"], ns: ["ns1.acme.test"] } },
       },
       {
         kind: "Uri",

@@ -5,7 +5,7 @@ import { createServer, type Socket } from "node:net";
 import type { CertificateAuthority } from "./certificates.ts";
 import type { DnsServer } from "./dns-server.ts";
 import { type Closable, listenTcp } from "./sockets.ts";
-import type { CertificateFacts, ServiceKind, ServiceSpec, WebOptions } from "./types.ts";
+import type { CertificateFacts, ServiceKind, ServiceSpec, VirtualHost, WebOptions } from "./types.ts";
 
 export interface ServiceContext {
   dns: DnsServer;
@@ -98,10 +98,19 @@ export async function startService(
 
 // --- web --------------------------------------------------------------------------------------
 
+/** The virtual host claiming a Host name, if any (otherwise the service's own site answers). */
+export function siteFor(spec: WebOptions, host: string): VirtualHost | undefined {
+  const name = host.toLowerCase();
+  return spec.virtualHosts?.find((site) => site.names.includes(name));
+}
+
 function webHandler(spec: WebOptions): RequestListener {
   return (request, response) => {
-    response.setHeader("Server", spec.server);
-    if (spec.handler) return spec.handler(request, response);
+    // Name-based virtual hosting: the Host header (without its port) picks the site.
+    const site = siteFor(spec, (request.headers.host ?? "").replace(/:\d+$/, ""));
+    response.setHeader("Server", site?.server ?? spec.server);
+    const handler = site?.handler ?? spec.handler;
+    if (handler) return handler(request, response);
     const found = request.url === "/" || request.url?.startsWith("/?");
     response.writeHead(found ? 200 : 404, { "Content-Type": "text/html; charset=utf-8" });
     response.end(

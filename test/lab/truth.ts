@@ -11,6 +11,7 @@ import type {
   RecordType,
   ServiceTruth,
 } from "./types.ts";
+import { webTruth } from "./web-truth.ts";
 import { normalizeName, soaOf, type Zone, type ZoneSet } from "./zones.ts";
 
 export interface TruthInput {
@@ -98,6 +99,7 @@ export function buildTruth(input: TruthInput): LabTruth {
     ),
     onlyVia: onlyVia(names),
     bruteforceWords: [...input.bruteforceWords],
+    ...webTruth({ hosts, zones: input.zones, names }),
   };
 }
 

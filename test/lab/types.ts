@@ -36,15 +36,53 @@ export interface WebOptions {
   body?: string;
   /** Replaces the default page (the `Server:` header is still set), for web applications. */
   handler?: RequestListener;
+  /**
+   * What a scanner must find on this web service (by address, and by every name not claimed by a virtual
+   * host). Without it, the default page's findings are known for the `Server:` headers of
+   * `DEFAULT_PAGE_PRODUCTS` (web-truth.ts); a custom handler without it has no web truth.
+   */
+  expect?: WebExpectations;
+  /** Name-based virtual hosts: requests whose Host is one of `names` get this site instead. */
+  virtualHosts?: VirtualHost[];
+}
+
+export interface VirtualHost {
+  names: string[];
+  server: string;
+  title: string;
+  handler: RequestListener;
+  expect: WebExpectations;
+}
+
+/** A product a fingerprint must name, with the CVEs the shipped vulnerability database (vulndb/seed.json) gives it. */
+export interface ProductTruth {
+  /** As Sightline names it (the webappanalyzer / banner rule name), e.g. `Apache HTTP Server`. */
+  name: string;
+  /** As people write it, e.g. `8.5p1`; empty when the service does not say. */
+  version: string;
+  /** CPE 2.3 with the version, or `*` in its place; empty for a product without a CPE name. */
+  cpe: string;
+  cves: string[];
+}
+
+export type ThirdPartyKind = "script" | "web_resource";
+
+/** What probing a web application must find. */
+export interface WebExpectations {
+  products: ProductTruth[];
+  /** The web checks it fails; the inferred CVE issues follow from the products' CVEs. */
+  issues: string[];
+  /** Hosts of other parties the page loads from, and what it loads. */
+  thirdParties?: Array<{ host: string; kind: ThirdPartyKind }>;
 }
 
 /** One listening service. To add a kind: add it here and one starter in services.ts. */
 export type ServiceSpec =
   | ({ kind: "http"; port: number } & WebOptions)
   | ({ kind: "https"; port: number; certificate: CertificateSpec } & WebOptions)
-  | { kind: "ssh"; port: number; banner?: string }
+  | { kind: "ssh"; port: number; banner?: string; products?: ProductTruth[] }
   | { kind: "smtp"; port: number; hostname: string; banner?: string }
-  | { kind: "ftp"; port: number; banner?: string }
+  | { kind: "ftp"; port: number; banner?: string; products?: ProductTruth[] }
   | { kind: "mysql"; port: number; version: string }
   | { kind: "redis"; port: number; version: string }
   /** The lab's authoritative DNS server, also reachable here (UDP and TCP), as a zone's NS would be. */
@@ -140,6 +178,33 @@ export interface ServiceTruth {
   product?: string;
 }
 
+/** A web application a scanner must find: one per web service and host it answers for. */
+export interface ApplicationTruth {
+  /** `<scheme>://<host>:<port>`, as Sightline names applications. */
+  name: string;
+  scheme: "http" | "https";
+  /** A name resolving to `ip`, or `ip` itself. */
+  host: string;
+  ip: string;
+  port: number;
+  /** The lab zone holding `host`; null when the application is reached by address. */
+  zone: string | null;
+  title: string;
+  products: ProductTruth[];
+  /** Every issue the application raises, sorted: web checks and `inferred_cve_YYYY_NNNNN`. */
+  issues: string[];
+  thirdParties: Array<{ host: string; kind: ThirdPartyKind }>;
+}
+
+/** A third party the lab's applications depend on, by registrable domain. */
+export interface ConnectionTruth {
+  name: string;
+  kinds: ThirdPartyKind[];
+  hosts: string[];
+  /** Names of the applications that load from it. */
+  usedBy: string[];
+}
+
 export interface CertificateFacts {
   /** Distinguished names as @peculiar/x509 prints them, e.g. `CN=www.acme.test, O=Acme Corp`. */
   subject: string;
@@ -187,6 +252,11 @@ export interface LabTruth {
   /** Names with exactly one discovery path, by path. */
   onlyVia: Partial<Record<DiscoveryPath, string[]>>;
   bruteforceWords: string[];
+  /** Web applications whose findings are known (see `WebOptions.expect`), by name. */
+  applications: ApplicationTruth[];
+  /** Products the greetings of non-web services name, by service (`ip:port/tcp`). */
+  serviceProducts: Array<{ service: string; products: ProductTruth[] }>;
+  connections: ConnectionTruth[];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import type { HostSpec, LabRecord, LabWorld } from "./types.ts";
+import { withWebApplications } from "./web-world.ts";
 
 /** Labels from the top of every public subdomain wordlist. */
 const BRUTEFORCE_WORDS = `www mail api vpn dev staging backup ftp ns1 ns2 shop store
@@ -13,7 +14,7 @@ const BRUTEFORCE_WORDS = `www mail api vpn dev staging backup ftp ns1 ns2 shop s
  * - `wild.test` has `*.wild.test`, plus real names on other addresses.
  * Addresses are `${base}.Z.N`: Z = 0 acme, 1 open, 2 wild, 3 cloudapp.
  */
-export function defaultWorld(base: string): LabWorld {
+function networkWorld(base: string): LabWorld {
   const ip = (suffix: string) => `${base}.${suffix}`;
   return {
     nameservers: ["ns1.acme.test", "ns2.acme.test"],
@@ -223,3 +224,6 @@ function nameservers(ip: (suffix: string) => string): HostSpec[] {
     services: [{ kind: "dns", port: 53 }],
   }));
 }
+
+/** The default fake internet: the network above, and the web applications of web-world.ts. */
+export const defaultWorld = (base: string): LabWorld => withWebApplications(networkWorld(base), base);

@@ -2,9 +2,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { formatDecimalExponent, parseDecimalExponent } from "../../src/core/formats.ts";
-import { type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
+import { type LabServer, startLabServer } from "../helpers/lab-server.ts";
+import type { Keys, TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
-import { type Lab, startLab } from "../lab/index.ts";
+import type { Lab } from "../lab/index.ts";
 import { waitFor } from "../runs/helpers.ts";
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
@@ -15,36 +16,13 @@ for (const { dialect, skip } of await dialects()) {
     let lab: Lab;
     let t: TestServer;
     let stranger: Keys;
+    let server: LabServer;
 
     before(async () => {
-      lab = await startLab();
-      t = await startTestServer(dialect, {
-        dnsServers: [lab.resolver],
-        scanAllow: ["127.0.0.0/8"],
-        timeoutMs: 1000,
-        schedulerIntervalSeconds: 3600,
-      });
-      const { accounts } = t.server.services;
-      const account = (await accounts.findAccount("default"))!;
-      const team = await accounts.createTeam(account.id, "red");
-      const user = await accounts.createUser(account.id, "mallory", team.id);
-      stranger = await accounts.issueKey(user.id);
-      const created = await t.request("POST", "/api/collections", {
-        body: {
-          name: "lab",
-          seeds: [
-            { type: "Domain", name: "acme.test" },
-            { type: "Domain", name: "open.test" },
-            { type: "Domain", name: "wild.test" },
-          ],
-        },
-      });
-      assert.equal(created.status, 200, created.text);
+      server = await startLabServer(dialect);
+      ({ lab, t, stranger } = server);
     });
-    after(async () => {
-      await t?.close();
-      await lab?.stop();
-    });
+    after(() => server?.close());
 
     /** Forces a run through the API and waits until /runs lists it finished. */
     async function runDiscovery(): Promise<number> {

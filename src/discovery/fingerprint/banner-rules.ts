@@ -85,19 +85,20 @@ export const BANNER_RULES: BannerRule[] = [
     pattern: /^220[ -].*FileZilla Server(?: version)? (?<version>\d+\.\d+\.\d+)/im,
   },
   {
-    // The MySQL handshake: 3-byte length, sequence 0, protocol 10, then the server version.
+    // The port scan writes a MySQL protocol-10 greeting as "MySQL <server version>" (services.ts);
+    // MariaDB prefixes its version with 5.5.5- for old clients.
     name: "MariaDB",
     vendor: "mariadb",
     product: "mariadb",
     tags: ["Databases"],
-    pattern: /^[\s\S]{4}\n(?:5\.5\.5-)?(?<version>\d+\.\d+\.\d+)-MariaDB/,
+    pattern: /^MySQL (?:5\.5\.5-)?(?<version>\d+\.\d+\.\d+)-MariaDB/,
   },
   {
     name: "MySQL",
     vendor: "oracle",
     product: "mysql",
     tags: ["Databases"],
-    pattern: /^[\s\S]{4}\n(?<version>\d+\.\d+\.\d+)(?![\w.-]*MariaDB)/,
+    pattern: /^MySQL (?<version>\d+\.\d+\.\d+)(?![\w.-]*MariaDB)/,
   },
   {
     name: "Redis",

@@ -24,23 +24,41 @@ interface RawRule {
 interface Pattern {
   regex: RegExp;
   version: string;
+  /** A lower-case literal every match contains: where it is absent the regex need not run. */
+  literal?: string;
 }
 
 interface Technology {
   name: string;
+  /** Position in the rule file: detections come out in this order, whatever evidence found them. */
+  index: number;
   tags: string[];
   vendor: string;
   product: string;
   part: "a" | "o" | "h";
-  headers: Array<[string, Pattern]>;
-  cookies: Array<[RegExp, Pattern]>;
-  meta: Array<[string, Pattern]>;
-  scriptSrc: Pattern[];
-  html: Pattern[];
-  url: Pattern[];
   implies: string[];
   excludes: string[];
   requires: string[];
+}
+
+interface Rule {
+  technology: Technology;
+  pattern: Pattern;
+}
+
+/** The rules compiled once and indexed by the evidence they read, so a page runs only the rules it can meet. */
+interface RuleIndex {
+  byName: Map<string, Technology>;
+  /** By lower-case header name. */
+  headers: Map<string, Rule[]>;
+  /** By lower-case cookie name, for rules naming one cookie; `cookiePatterns` for rules with a name pattern. */
+  cookies: Map<string, Rule[]>;
+  cookiePatterns: Array<Rule & { name: RegExp }>;
+  /** By lower-case meta name or property. */
+  meta: Map<string, Rule[]>;
+  scriptSrc: Rule[];
+  html: Rule[];
+  url: Rule[];
 }
 
 const asList = <T>(value: T | T[] | undefined): T[] =>
@@ -48,18 +66,69 @@ const asList = <T>(value: T | T[] | undefined): T[] =>
 /** Names in implies/excludes may carry tags too (`PHP\;confidence:50`). */
 const bareName = (value: string) => value.split("\\;")[0];
 
+/** Characters that make a cookie name in a rule a pattern rather than a name. */
+const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
+
+/**
+ * The longest literal (lower case, at least 3 characters) that every match of `source` must contain, or
+ * undefined when there is none worth checking. Conservative: a top-level alternation, groups, classes,
+ * escapes of classes and anything a quantifier makes optional end a literal or give up.
+ */
+export function requiredLiteral(source: string): string | undefined {
+  const runs: string[] = [];
+  let run = "";
+  const end = () => {
+    runs.push(run);
+    run = "";
+  };
+  /** Skips a group or class starting at `i`; answers the index of its closing character. */
+  const skip = (i: number): number => {
+    const close = source[i] === "[" ? "]" : ")";
+    for (let j = i + 1, depth = 0; j < source.length; j++) {
+      const c = source[j];
+      if (c === "\\") j++;
+      else if (c === "[" && close === ")") j = skip(j);
+      else if (c === source[i] && close === ")") depth++;
+      else if (c === close && depth-- === 0) return j;
+    }
+    return source.length;
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "|") return undefined; // an alternative without this literal
+    if (c === "\\") {
+      const next = source[++i] ?? "";
+      if (/[A-Za-z0-9]/.test(next))
+        end(); // \d \w \s \b \1 \x.. \u.. …: not a literal character
+      else run += next;
+    } else if (c === "(" || c === "[") {
+      end();
+      i = skip(i);
+    } else if (c === "?" || c === "*" || c === "{") {
+      run = run.slice(0, -1); // the quantified character may be absent
+      end();
+      if (c === "{") i = source.indexOf("}", i) < 0 ? source.length : source.indexOf("}", i);
+    } else if (c === "+" || c === "." || c === "^" || c === "$" || c === ")" || c === "]" || c === "}") {
+      end();
+    } else {
+      run += c;
+    }
+  }
+  end();
+  const longest = runs.reduce((best, candidate) => (candidate.length > best.length ? candidate : best), "");
+  return longest.length >= 3 ? longest.toLowerCase() : undefined;
+}
+
 function compile(text: string): Pattern | undefined {
   const [source, ...tags] = text.split("\\;");
   const version = tags.find((tag) => tag.startsWith("version:"))?.slice("version:".length) ?? "";
   try {
     // The rules are written for JavaScript's engine, case-insensitive; the odd broken one is skipped.
-    return { regex: new RegExp(source, "i"), version };
+    return { regex: new RegExp(source, "i"), version, literal: requiredLiteral(source) };
   } catch {
     return undefined;
   }
 }
-
-const compileAll = (values: string[]) => values.map(compile).filter((p): p is Pattern => !!p);
 
 /** Fills `\1` back-references and `\1?a:b` ternaries of a version template from a match. */
 function resolveVersion(template: string, match: RegExpExecArray): string {
@@ -75,50 +144,68 @@ function resolveVersion(template: string, match: RegExpExecArray): string {
   return /^\d[\w.-]*$/.test(resolved) && resolved.length <= 32 ? resolved : "";
 }
 
-let loaded: Technology[] | undefined;
+let loaded: RuleIndex | undefined;
 
 export const TECHNOLOGIES_FILE = new URL("./technologies.json", import.meta.url);
 
-export function webTechnologies(): Technology[] {
+const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => map.set(key, [...(map.get(key) ?? []), value]);
+
+export function ruleIndex(): RuleIndex {
   if (loaded) return loaded;
   const data = JSON.parse(readFileSync(TECHNOLOGIES_FILE, "utf8")) as {
     categories: Record<string, string>;
     technologies: Record<string, RawRule>;
   };
-  loaded = Object.entries(data.technologies).map(([name, rule]) => {
+  const index: RuleIndex = {
+    byName: new Map(),
+    headers: new Map(),
+    cookies: new Map(),
+    cookiePatterns: [],
+    meta: new Map(),
+    scriptSrc: [],
+    html: [],
+    url: [],
+  };
+  for (const [name, rule] of Object.entries(data.technologies)) {
     const cpe = rule.cpe ? parseCpe(rule.cpe) : undefined;
-    return {
+    const technology: Technology = {
       name,
+      index: index.byName.size,
       tags: asList(rule.cats).map((id) => data.categories[String(id)] ?? String(id)),
       vendor: cpe?.vendor ?? "",
       product: cpe?.product ?? "",
       part: (cpe?.part ?? "a") as "a" | "o" | "h",
-      headers: Object.entries(rule.headers ?? {}).flatMap(([header, text]) => {
-        const pattern = compile(text);
-        return pattern ? [[header.toLowerCase(), pattern] as [string, Pattern]] : [];
-      }),
-      cookies: Object.entries(rule.cookies ?? {}).flatMap(([cookie, text]) => {
-        const pattern = compile(text);
-        let nameRegex: RegExp;
-        try {
-          nameRegex = new RegExp(`^(?:${cookie})$`, "i");
-        } catch {
-          return [];
-        }
-        return pattern ? [[nameRegex, pattern] as [RegExp, Pattern]] : [];
-      }),
-      meta: Object.entries(rule.meta ?? {}).flatMap(([key, texts]) =>
-        compileAll(asList(texts)).map((pattern) => [key.toLowerCase(), pattern] as [string, Pattern]),
-      ),
-      scriptSrc: compileAll(asList(rule.scriptSrc)),
-      html: compileAll(asList(rule.html)),
-      url: compileAll(asList(rule.url)),
       implies: asList(rule.implies).map(bareName),
       excludes: asList(rule.excludes).map(bareName),
       requires: asList(rule.requires).map(bareName),
     };
-  });
-  return loaded;
+    index.byName.set(name, technology);
+    const rules = (texts: string[]) =>
+      texts.flatMap((text) => {
+        const pattern = compile(text);
+        return pattern ? [{ technology, pattern }] : [];
+      });
+    for (const [header, text] of Object.entries(rule.headers ?? {}))
+      for (const compiled of rules([text])) push(index.headers, header.toLowerCase(), compiled);
+    for (const [cookie, text] of Object.entries(rule.cookies ?? {})) {
+      for (const compiled of rules([text])) {
+        if (!REGEX_SYNTAX.test(cookie)) push(index.cookies, cookie.toLowerCase(), compiled);
+        else
+          try {
+            index.cookiePatterns.push({ ...compiled, name: new RegExp(`^(?:${cookie})$`, "i") });
+          } catch {
+            // a broken name pattern: the rule is skipped
+          }
+      }
+    }
+    for (const [key, texts] of Object.entries(rule.meta ?? {}))
+      for (const compiled of rules(asList(texts))) push(index.meta, key.toLowerCase(), compiled);
+    index.scriptSrc.push(...rules(asList(rule.scriptSrc)));
+    index.html.push(...rules(asList(rule.html)));
+    index.url.push(...rules(asList(rule.url)));
+  }
+  loaded = index;
+  return index;
 }
 
 // Large pages are cut to their head and tail, where generators, scripts and footers are.
@@ -140,12 +227,12 @@ function cookieJar(setCookies: string[]): Array<[string, string]> {
 /** The web technologies the evidence shows, with versions where the rules extract one. */
 export function detectWebTechnologies(evidence: HttpEvidence): Detection[] {
   const found = new Map<string, Detection>();
-  const technologies = webTechnologies();
-  const byName = new Map(technologies.map((technology) => [technology.name, technology]));
-  const cookies = cookieJar(evidence.setCookies);
+  const rules = ruleIndex();
+  const { byName } = rules;
   const html = clip(evidence.body);
+  const lowerHtml = html.toLowerCase();
 
-  const hit = (technology: Technology, pattern: Pattern, value: string, matchType: string, what: string) => {
+  const hit = ({ technology, pattern }: Rule, value: string, matchType: string, what: string) => {
     const match = pattern.regex.exec(value);
     if (!match) return;
     const version = resolveVersion(pattern.version, match);
@@ -164,30 +251,39 @@ export function detectWebTechnologies(evidence: HttpEvidence): Detection[] {
     });
   };
 
-  for (const technology of technologies) {
-    for (const [header, pattern] of technology.headers) {
-      for (const [name, value] of evidence.headers)
-        if (name === header) hit(technology, pattern, value, "content_headers", `${name} header`);
-    }
-    for (const [nameRegex, pattern] of technology.cookies) {
-      for (const [name, value] of cookies)
-        if (nameRegex.test(name)) hit(technology, pattern, value, "content_cookies", `cookie ${name}`);
-    }
-    for (const [key, pattern] of technology.meta) {
-      for (const content of evidence.meta[key] ?? [])
-        hit(
-          technology,
-          pattern,
-          content,
-          key === "generator" ? "meta_generator" : "content_meta",
-          `meta ${key}`,
-        );
-    }
-    for (const pattern of technology.scriptSrc)
-      for (const script of evidence.scripts) hit(technology, pattern, script, "script_src", "script");
-    for (const pattern of technology.html) hit(technology, pattern, html, "content_body", "body");
-    for (const pattern of technology.url) hit(technology, pattern, evidence.url, "url", "url");
+  // Evidence in the order the rules' fields are read: headers, cookies, meta, scripts, HTML, URL.
+  for (const [name, value] of evidence.headers)
+    for (const rule of rules.headers.get(name) ?? []) hit(rule, value, "content_headers", `${name} header`);
+  for (const [name, value] of cookieJar(evidence.setCookies)) {
+    for (const rule of rules.cookies.get(name.toLowerCase()) ?? [])
+      hit(rule, value, "content_cookies", `cookie ${name}`);
+    for (const rule of rules.cookiePatterns)
+      if (rule.name.test(name)) hit(rule, value, "content_cookies", `cookie ${name}`);
   }
+  for (const [key, contents] of Object.entries(evidence.meta))
+    for (const rule of rules.meta.get(key) ?? [])
+      for (const content of contents)
+        hit(rule, content, key === "generator" ? "meta_generator" : "content_meta", `meta ${key}`);
+  if (evidence.scripts.length > 0) {
+    const scripts = evidence.scripts.map((script) => [script, script.toLowerCase()] as const);
+    const allScripts = scripts.map(([, lower]) => lower).join("\n");
+    for (const rule of rules.scriptSrc) {
+      const literal = rule.pattern.literal;
+      if (literal && !allScripts.includes(literal)) continue;
+      for (const [script, lower] of scripts)
+        if (!literal || lower.includes(literal)) hit(rule, script, "script_src", "script");
+    }
+  }
+  if (html)
+    for (const rule of rules.html)
+      if (!rule.pattern.literal || lowerHtml.includes(rule.pattern.literal))
+        hit(rule, html, "content_body", "body");
+  for (const rule of rules.url) hit(rule, evidence.url, "url", "url");
+
+  // Detections in rule order, as a reader of the rule file would list them.
+  const ordered = [...found.values()].sort((a, b) => byName.get(a.name)!.index - byName.get(b.name)!.index);
+  found.clear();
+  for (const detection of ordered) found.set(detection.name, detection);
 
   // Implied technologies (WordPress → PHP), then the rules' requires/excludes.
   const queue = [...found.values()];

@@ -1,11 +1,17 @@
 /**
  * One HTTP exchange per hop, the way a scanner needs it: connections go to the address discovery
  * found (a name is pinned to its IP, so virtual hosts are reached without DNS), certificates are not
- * verified, bodies are cut at a bound, redirects are followed by hand within the same host so every
- * hop is checked against the scope, and the run's signal and a time bound cancel everything.
+ * verified, bodies are cut at a bound (a compressed body is decompressed, and cut at the same bound
+ * after decompression, so a gzip bomb costs no more than a plain page), header sections larger than a
+ * bound are refused, redirects are followed by hand within the same host so every hop is checked
+ * against the scope, and the run's signal and a time bound cancel everything.
  */
 import { isIP } from "node:net";
+import type { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Agent, request } from "undici";
+import { DEFAULTS } from "../../config.ts";
+import type { DiscoverySettings } from "../module.ts";
 
 export interface HttpExchange {
   url: string;
@@ -15,18 +21,38 @@ export interface HttpExchange {
   status: number;
   /** Lower-case names in the order received; repeated headers repeat. */
   headers: Array<[string, string]>;
+  /** Decompressed when the server sent gzip, deflate or br. */
   body: Buffer;
-  /** The body was longer than the bound and was cut. */
+  /** The body was longer than the bound (or its compression broken) and was cut. */
   truncated: boolean;
 }
 
 export interface FetchLimits {
+  /** The whole exchange: connect, headers and body. */
   timeoutMs: number;
+  /** Bytes of a body kept after decompression; also the most bytes read off the wire for one body. */
   maxBodyBytes: number;
+  /** A larger response header section fails the request. */
+  maxHeaderBytes: number;
   maxRedirects: number;
 }
 
-export const DEFAULT_LIMITS: FetchLimits = { timeoutMs: 5000, maxBodyBytes: 512 * 1024, maxRedirects: 5 };
+export const DEFAULT_LIMITS: FetchLimits = {
+  timeoutMs: 5000,
+  maxBodyBytes: DEFAULTS.httpMaxBodyBytes,
+  maxHeaderBytes: DEFAULTS.httpMaxHeaderBytes,
+  maxRedirects: DEFAULTS.httpMaxRedirects,
+};
+
+/** The fetch limits of a run's settings. */
+export function fetchLimits(settings: DiscoverySettings): FetchLimits {
+  return {
+    timeoutMs: settings.timeoutMs,
+    maxBodyBytes: settings.limits.httpMaxBodyBytes,
+    maxHeaderBytes: settings.limits.httpMaxHeaderBytes,
+    maxRedirects: settings.limits.httpMaxRedirects,
+  };
+}
 
 const USER_AGENT = "Mozilla/5.0 (compatible; Sightline/0.1; attack-surface discovery)";
 
@@ -37,6 +63,106 @@ function headerPairs(headers: Record<string, string | string[] | undefined>): Ar
       ? []
       : (Array.isArray(value) ? value : [value]).map((v) => [name, v] as [string, string]),
   );
+}
+
+/** Bytes gathered up to a bound: `add` answers false once the bound is reached (the rest is dropped). */
+class BoundedBuffer {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  full = false;
+  readonly #bound: number;
+
+  constructor(bound: number) {
+    this.#bound = bound;
+  }
+
+  add(chunk: Buffer): boolean {
+    if (this.#size + chunk.length > this.#bound) {
+      this.#chunks.push(chunk.subarray(0, this.#bound - this.#size));
+      this.#size = this.#bound;
+      this.full = true;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return true;
+  }
+
+  get bytes(): Buffer {
+    return Buffer.concat(this.#chunks);
+  }
+}
+
+/** A decompressor for the one Content-Encoding we understand, or undefined (the body is kept as sent). */
+function decoderFor(encoding: string | undefined) {
+  switch (encoding?.trim().toLowerCase()) {
+    case "gzip":
+    case "x-gzip":
+      return createGunzip();
+    case "deflate":
+      return createInflate();
+    case "br":
+      return createBrotliDecompress();
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Reads a body up to `bound` bytes, decompressing it first if it is compressed, and never more than
+ * `bound` bytes off the wire either: neither an endless body nor one that inflates to gigabytes (or to
+ * nothing at all) costs more than the bound. A body cut short (the time bound, a reset, broken
+ * compression) keeps what arrived and says it was truncated.
+ */
+async function readBoundedBody(
+  body: Readable,
+  encoding: string | undefined,
+  bound: number,
+): Promise<{ body: Buffer; truncated: boolean }> {
+  const kept = new BoundedBuffer(bound);
+  const decoder = decoderFor(encoding);
+  let cut = false;
+  /** An empty compressed body (a 204, a HEAD): nothing to decode, nothing cut. */
+  let empty = false;
+  try {
+    let source: AsyncIterable<unknown> = body;
+    if (decoder) {
+      // Fed by hand rather than piped: nothing may reach the decoder once the wire bound ends it.
+      let wire = 0;
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        empty = wire === 0;
+        if (empty) decoder.destroy();
+        else decoder.end();
+      };
+      body.on("data", (chunk: Buffer) => {
+        if (ended) return;
+        const room = bound - wire;
+        wire += chunk.length;
+        if (chunk.length > room) {
+          cut = true;
+          decoder.write(chunk.subarray(0, room));
+          end();
+          body.pause();
+        } else if (!decoder.write(chunk)) body.pause();
+      });
+      decoder.on("drain", () => {
+        if (!ended) body.resume();
+      });
+      body.on("end", end);
+      body.on("error", (error) => decoder.destroy(error));
+      source = decoder;
+    }
+    for await (const chunk of source) if (!kept.add(chunk as Buffer)) break;
+  } catch {
+    cut = !empty;
+  } finally {
+    decoder?.destroy();
+    body.destroy();
+  }
+  return { body: kept.bytes, truncated: kept.full || cut };
 }
 
 export class HttpClient {
@@ -81,6 +207,7 @@ export class HttpClient {
       },
       headersTimeout: this.limits.timeoutMs,
       bodyTimeout: this.limits.timeoutMs,
+      maxHeaderSize: this.limits.maxHeaderBytes,
       keepAliveTimeout: 1000,
       connections: 4,
     });
@@ -107,30 +234,20 @@ export class HttpClient {
       headers: requestHeaders,
       signal,
     });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let truncated = false;
-    try {
-      for await (const chunk of response.body) {
-        const bytes = chunk as Buffer;
-        if (size + bytes.length > this.limits.maxBodyBytes) {
-          chunks.push(bytes.subarray(0, this.limits.maxBodyBytes - size));
-          truncated = true;
-          break;
-        }
-        chunks.push(bytes);
-        size += bytes.length;
-      }
-    } finally {
-      if (truncated) response.body.destroy();
-    }
+    const encoding = response.headers["content-encoding"];
+    const { body, truncated } = await readBoundedBody(
+      response.body,
+      typeof encoding === "string" ? encoding : undefined,
+      this.limits.maxBodyBytes,
+    );
+    if (this.#signal.aborted) throw this.#signal.reason;
     return {
       url: target.href,
       method,
       requestHeaders,
       status: response.statusCode,
       headers: headerPairs(response.headers),
-      body: Buffer.concat(chunks),
+      body,
       truncated,
     };
   }

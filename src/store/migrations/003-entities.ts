@@ -1,3 +1,4 @@
+import type { CreateTableBuilder } from "kysely";
 import { cascade, type DialectMigration, type MigrationDb, withId } from "./helpers.ts";
 
 /**
@@ -7,7 +8,7 @@ import { cascade, type DialectMigration, type MigrationDb, withId } from "./help
  * `entities` row with JSON `details`, every weakness a `findings` row, so later capabilities add kinds,
  * not tables.
  */
-const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
+export const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
   table
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("entity_kind", "text", (c) => c.notNull())
@@ -23,7 +24,7 @@ const findingColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>)
     .addColumn("scoped", "integer", (c) => c.notNull());
 
 /** What an entity sighting says, alike in the results and in a run's staging. */
-const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
+export const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) =>
   table
     .addColumn("collection_id", "integer", cascade("collections.id"))
     .addColumn("kind", "text", (c) => c.notNull())
@@ -33,15 +34,28 @@ const entityColumns = (table: ReturnType<MigrationDb["schema"]["createTable"]>) 
     .addColumn("hidden", "integer", (c) => c.notNull())
     .addColumn("ancestors", "text", (c) => c.notNull());
 
+/** What the results keep about an entity beyond a sighting: alias group, provenance, when and which runs. */
+export const entityResultColumns = <T extends string, C extends string>(table: CreateTableBuilder<T, C>) =>
+  table
+    .addColumn("alias_group", "integer", (c) => c.notNull())
+    .addColumn("task_results", "text", (c) => c.notNull())
+    .addColumn("first_seen", "text", (c) => c.notNull())
+    .addColumn("last_seen", "text", (c) => c.notNull())
+    .addColumn("first_run_id", "integer", (c) => c.notNull())
+    .addColumn("last_run_id", "integer", (c) => c.notNull());
+
+/** What the results keep about a finding beyond what it says: its collection, when and which runs. */
+export const findingResultColumns = <T extends string, C extends string>(table: CreateTableBuilder<T, C>) =>
+  table
+    .addColumn("collection_id", "integer", cascade("collections.id"))
+    .addColumn("first_seen", "text", (c) => c.notNull())
+    .addColumn("last_seen", "text", (c) => c.notNull())
+    .addColumn("first_run_id", "integer", (c) => c.notNull())
+    .addColumn("last_run_id", "integer", (c) => c.notNull());
+
 export const entities: DialectMigration = {
   async up(db, dialect) {
-    await entityColumns(withId(db.schema.createTable("entities"), dialect))
-      .addColumn("alias_group", "integer", (c) => c.notNull())
-      .addColumn("task_results", "text", (c) => c.notNull())
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await entityResultColumns(entityColumns(withId(db.schema.createTable("entities"), dialect)))
       .addUniqueConstraint("entities_collection_kind_name", ["collection_id", "kind", "name"])
       .execute();
     await db.schema
@@ -50,12 +64,7 @@ export const entities: DialectMigration = {
       .columns(["collection_id", "last_run_id", "kind"])
       .execute();
 
-    await findingColumns(withId(db.schema.createTable("findings"), dialect))
-      .addColumn("collection_id", "integer", cascade("collections.id"))
-      .addColumn("first_seen", "text", (c) => c.notNull())
-      .addColumn("last_seen", "text", (c) => c.notNull())
-      .addColumn("first_run_id", "integer", (c) => c.notNull())
-      .addColumn("last_run_id", "integer", (c) => c.notNull())
+    await findingResultColumns(findingColumns(withId(db.schema.createTable("findings"), dialect)))
       .addUniqueConstraint("findings_collection_issue", [
         "collection_id",
         "name",

@@ -4,6 +4,9 @@ import { runs } from "./002-runs.ts";
 import { entities } from "./003-entities.ts";
 import { vulnerabilityDatabase } from "./004-vulndb.ts";
 import { auditLog } from "./005-audit.ts";
+import { stagedLookup } from "./006-staged-lookup.ts";
+import { webhooks } from "./007-webhooks.ts";
+import { resultHistory } from "./008-result-history.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -12,4 +15,7 @@ export const migrations: Record<string, DialectMigration> = {
   "003-entities": entities,
   "004-vulndb": vulnerabilityDatabase,
   "005-audit": auditLog,
+  "006-staged-lookup": stagedLookup,
+  "007-webhooks": webhooks,
+  "008-result-history": resultHistory,
 };

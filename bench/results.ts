@@ -1,0 +1,296 @@
+/**
+ * Results at scale: a collection of 10,000 hosts (≈ 60,000 entities: 10,000 hosts, 25,000 services,
+ * 20,000 applications, 5,000 names, netblocks; 5,000 issues; products and CVEs per application) built in
+ * the store through the real merge, served by `sightline serve` in its own process, on SQLite and
+ * PostgreSQL. For /applications, /hosts and /issues, unpaged and paged (limit=100):
+ *   - time to first byte and to the whole response (median of sequential requests);
+ *   - requests per second under concurrent load (wrk, 2 threads; 8 connections paged, 2 unpaged);
+ *   - the server's peak RSS while answering;
+ * next to a plain node:http server answering the same bytes from memory in the same run (the limit:
+ * nothing to read, nothing to serialise), reported as a ratio. Peak RSS is also measured at a quarter of
+ * the size, to show whether memory grows with the collection.
+ *
+ * Run alone: node bench/results.ts
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { openStore } from "../src/store/database.ts";
+import { migrateToLatest } from "../src/store/migrate.ts";
+import { buildRun, type FixtureCollection, fixtureCounts } from "../test/helpers/result-fixtures.ts";
+import { POSTGRES_URL, serviceSkipReason } from "../test/helpers/services.ts";
+import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
+import { exec, which } from "./lib/peer.ts";
+
+const FULL_HOSTS = 10_000;
+const SMALL_HOSTS = 2_500;
+const KEYS = { access: "SLBENCHRESULTSKEY", secret: "bench-results-secret-0123456789abcdef" };
+const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+const ENDPOINTS = ["applications", "hosts", "issues"] as const;
+
+interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function serve(store: TestStore): Promise<Server> {
+  const child: ChildProcess = spawn(process.execPath, [MAIN, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      SIGHTLINE_DATA_DIR: store.config.dataDir,
+      DATABASE_URL: store.config.databaseUrl,
+      SIGHTLINE_BOOTSTRAP_ACCESS_KEY: KEYS.access,
+      SIGHTLINE_BOOTSTRAP_SECRET_KEY: KEYS.secret,
+      SIGHTLINE_SCHEDULER_INTERVAL: "86400",
+      SIGHTLINE_DNS_SERVERS: "127.0.0.1:53",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(buffer);
+      if (match) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`sightline serve exited with ${code}`)));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Peak resident memory of a process since the last reset (Linux: VmHWM, reset through clear_refs). */
+function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+}
+
+/** One GET: milliseconds to the first byte and to the end, and the body. */
+function timedGet(url: string, headers: Record<string, string>) {
+  return new Promise<{ firstByte: number; total: number; body: Buffer; contentType: string }>(
+    (resolve, reject) => {
+      const started = performance.now();
+      let firstByte = 0;
+      const request = httpRequest(url, { headers }, (response) => {
+        const parts: Buffer[] = [];
+        response.on("data", (part: Buffer) => {
+          if (!firstByte) firstByte = performance.now() - started;
+          parts.push(part);
+        });
+        response.on("end", () =>
+          resolve({
+            firstByte,
+            total: performance.now() - started,
+            body: Buffer.concat(parts),
+            contentType: String(response.headers["content-type"]),
+          }),
+        );
+        response.on("error", reject);
+      });
+      request.on("error", reject);
+      request.end();
+    },
+  );
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function wrkRate(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<number> {
+  const args = ["-t2", `-c${connections}`, `-d${seconds}s`, "--timeout", "30s"];
+  for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}: ${value}`);
+  const { stdout } = await exec("wrk", [...args, url], { maxBuffer: 1 << 20 });
+  return Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
+}
+
+/** A node:http server answering each path with the bytes given for it, from memory. */
+async function memoryServer(bodies: Map<string, { body: Buffer; contentType: string }>) {
+  const server = createServer((request, response) => {
+    const found = bodies.get(request.url ?? "");
+    if (!found) return response.writeHead(404).end();
+    response.writeHead(200, { "content-type": found.contentType, "content-length": found.body.length });
+    response.end(found.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** A collection of `hosts` hosts in the server's store, owned by the bootstrap admin. */
+async function build(
+  store: TestStore,
+  server: Server,
+  hosts: number,
+): Promise<{ name: string; seconds: number }> {
+  const headers = {
+    SERVICE_ACCESS_KEY: KEYS.access,
+    SERVICE_SECRET_KEY: KEYS.secret,
+    "content-type": "application/json",
+  };
+  const name = `bench-${hosts}`;
+  const created = await fetch(`${server.url}/api/collections`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name, seeds: [{ type: "Domain", name: "corp.example" }] }),
+  });
+  if (!created.ok) throw new Error(`creating the collection failed: ${await created.text()}`);
+  const opened = openStore(store.config);
+  try {
+    await migrateToLatest(opened);
+    const row = await opened.db
+      .selectFrom("collections")
+      .select("id")
+      .where("name", "=", name)
+      .executeTakeFirstOrThrow();
+    const collection: FixtureCollection = { collectionId: row.id, name };
+    const started = performance.now();
+    await buildRun(opened.db, collection, { hosts });
+    return { name, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await opened.close();
+  }
+}
+
+interface Row {
+  endpoint: string;
+  paged: boolean;
+  bytes: number;
+  firstByte: number;
+  total: number;
+  rate: number;
+  limit: number;
+}
+
+/** A page from the middle of each list: offsets cost what they skip, so the first page would flatter. */
+function pathOf(name: string, endpoint: (typeof ENDPOINTS)[number], paged: boolean, hosts: number) {
+  const counts = fixtureCounts(hosts);
+  const total = { applications: counts.Uri, hosts: counts.IpAddress, issues: counts.issues }[endpoint];
+  return `/api/collections/${name}/${endpoint}${paged ? `?limit=100&offset=${Math.floor(total / 2)}` : ""}`;
+}
+
+async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
+  const headers = { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret };
+  const lines: string[] = [];
+  // Peak RSS while answering every list unpaged, one request after another, in a fresh server per size
+  // (before any concurrent load, which sizes the heap by how many responses are in flight).
+  const peaks = new Map<number, number>();
+  for (const hosts of [SMALL_HOSTS, FULL_HOSTS]) {
+    const store = await createTestStore(dialect);
+    const server = await serve(store);
+    try {
+      const { name, seconds } = await build(store, server, hosts);
+      const counts = fixtureCounts(hosts);
+      const entities =
+        counts.IpAddress + counts.DnsRecord + counts.NetworkService + counts.Uri + counts.NetBlock;
+      console.error(
+        `  ${dialect}: built ${entities} entities and ${counts.issues} issues in ${seconds.toFixed(1)} s`,
+      );
+      resetPeak(server.pid);
+      const rows: Row[] = [];
+      const bodies = new Map<string, { body: Buffer; contentType: string }>();
+      for (const endpoint of ENDPOINTS)
+        for (const paged of [false, true]) {
+          const path = pathOf(name, endpoint, paged, hosts);
+          const times = [];
+          for (let i = 0; i < (paged ? 20 : 3); i++)
+            times.push(await timedGet(`${server.url}${path}`, headers));
+          bodies.set(path, times[0]);
+          rows.push({
+            endpoint,
+            paged,
+            bytes: times[0].body.length,
+            firstByte: median(times.map((t) => t.firstByte)),
+            total: median(times.map((t) => t.total)),
+            rate: Number.NaN,
+            limit: Number.NaN,
+          });
+        }
+      peaks.set(hosts, peakRss(server.pid));
+      if (hosts !== FULL_HOSTS) continue;
+
+      // Under load: Sightline, then the memory server with the same bytes.
+      resetPeak(server.pid);
+      const memory = await memoryServer(bodies);
+      try {
+        for (const row of rows) {
+          const path = pathOf(name, row.endpoint as (typeof ENDPOINTS)[number], row.paged, hosts);
+          // Unpaged bodies are megabytes: two connections, longer, so that some responses complete.
+          const [connections, seconds] = row.paged ? [8, 3] : [2, 5];
+          if (!hasWrk) continue;
+          row.rate = await wrkRate(`${server.url}${path}`, headers, seconds, connections);
+          row.limit = await wrkRate(`${memory.url}${path}`, {}, seconds, connections);
+        }
+      } finally {
+        await memory.close();
+      }
+      const loadPeak = peakRss(server.pid);
+      lines.push(
+        `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
+        "",
+        "| endpoint | body | first byte | whole response | Sightline req/s | memory server req/s | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        ...rows.map(
+          (row) =>
+            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${row.firstByte.toFixed(1)} ms | ${row.total.toFixed(0)} ms | ${row.rate.toFixed(1)} | ${row.limit.toFixed(1)} | ${(row.rate / row.limit).toFixed(3)} |`,
+        ),
+        "",
+        `Peak RSS of the server under the load above: ${mb(loadPeak)}.`,
+        "",
+      );
+    } finally {
+      await server.stop();
+      await store.drop();
+    }
+  }
+  const small = peaks.get(SMALL_HOSTS)!;
+  const full = peaks.get(FULL_HOSTS)!;
+  lines.push(
+    `Peak RSS answering every list above one request at a time: ${mb(small)} at ${SMALL_HOSTS.toLocaleString("en")} hosts, ${mb(full)} at ${FULL_HOSTS.toLocaleString("en")} hosts (4× the entities, 4× the bytes): ×${(full / small).toFixed(2)}.`,
+    "",
+  );
+  return lines.join("\n");
+}
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 1)} MB`;
+
+export const scenario = {
+  name: "results",
+  async run(): Promise<string> {
+    const hasWrk = (await which("wrk")) !== undefined;
+    const sections = [
+      "## Results at scale",
+      "",
+      "`sightline serve` in its own process answering a collection built in its store; the memory server is a plain `node:http` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). First byte and whole response are medians of sequential requests (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for 3 s (paged) or 2 connections for 5 s (unpaged: bodies of megabytes). Peak RSS is the server's VmHWM (Linux).",
+      "",
+    ];
+    if (!hasWrk) sections.push("wrk is missing (`apt-get install wrk`): no request rates were measured.", "");
+    sections.push(await measureDialect("sqlite", hasWrk));
+    const skip = await serviceSkipReason("PostgreSQL", POSTGRES_URL);
+    sections.push(skip ? `PostgreSQL: not measured: ${skip}.` : await measureDialect("postgres", hasWrk));
+    return sections.join("\n");
+  },
+};
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await scenario.run());

@@ -1,0 +1,649 @@
+/**
+ * The read side of the results: entities and findings as of one finished run, filtered, in a stable
+ * order, read in keyset batches.
+ *
+ * Why batches rather than one long cursor: a cursor holds its connection for as long as the client takes
+ * to read the response — on SQLite the only connection (Kysely serialises access to it), on PostgreSQL
+ * one of the pool's — so a few slow readers of a large result would stall every other request. A batch
+ * is a short indexed query (`(kind, name) > (last read)`, LIMIT); memory holds one batch. Reading
+ * "as of run N" (`version_run_id <= N <= last_run_id`, see migration 008) makes the batches one
+ * consistent result even when another run finishes half-way through: a finish only closes versions and
+ * adds new ones, it never changes what run N saw.
+ */
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import { badRequest, notFound } from "../core/errors.ts";
+import {
+  type Details,
+  type EntityRecord,
+  type FindingRecord,
+  findingOf,
+  toRecord,
+} from "../store/entities.ts";
+import type { Database } from "../store/schema.ts";
+
+/** Rows per query: large enough that the round trips do not matter, small enough to hold. */
+export const BATCH = 1000;
+
+/** A finished run the results are read as of. */
+export interface ResultRun {
+  collectionId: number;
+  runId: number;
+  /** When it finished: the last_seen of entities a later run saw unchanged (their sighting in this run is not kept). */
+  finishedAt: string;
+}
+
+export interface Page {
+  limit?: number;
+  offset?: number;
+}
+
+/** What a list can be narrowed to; every field is optional. */
+export interface EntityFilters {
+  kinds?: string[];
+  scoped?: boolean;
+  hidden?: boolean;
+  /** Case-insensitive substring of the name. */
+  q?: string;
+  /** Services and applications on this port. */
+  port?: number;
+  /** Hosts (IpAddress) with this port open. */
+  openPort?: number;
+  /** Services and applications running this product ("nginx" or "nginx 1.25.3"), case-insensitive. */
+  product?: string;
+  /** Only what this run saw for the first time. */
+  firstSeenInRun?: boolean;
+  /** Only entities that the run with this id did not see (for diffs). */
+  notSeenIn?: number;
+  /** Only these names (a batch of `names()`). */
+  names?: string[];
+  /** Only Uri entities the web probe described (a seed URL that never answered has no address). */
+  applicationsOnly?: boolean;
+}
+
+export interface FindingFilters {
+  severities?: number[];
+  scoped?: boolean;
+  /** Of the entity the issue is on. */
+  hidden?: boolean;
+  /** Case-insensitive substring of the issue name, pretty name or entity name. */
+  q?: string;
+  firstSeenInRun?: boolean;
+  notSeenIn?: number;
+}
+
+/** An entity as of a run. */
+export interface EntityRow extends EntityRecord {
+  /** This version's row (EntityRecord's `id` is the entity's, stable across versions). */
+  rowId: number;
+  entityId: number;
+  address: string | null;
+  port: number | null;
+}
+
+/** A finding as of a run, with what the issue views need of its entity. */
+export interface FindingRow extends FindingRecord {
+  /** The entity's details (its address, network), {} when the entity is not in the run. */
+  entityDetails: Details;
+}
+
+type Db = Kysely<Database>;
+
+/** `pattern LIKE` for a substring, with the wildcards in the text escaped. */
+function contains(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+const like = (column: string, text: string) =>
+  sql<boolean>`lower(${sql.ref(column)}) like ${contains(text)} escape '\\'`;
+
+/** The version (of the entity or finding under table alias `alias`) that run `runId` saw. */
+function seenIn(alias: string, runId: number) {
+  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql<boolean>`${ref("version_run_id")} <= ${runId} and ${ref("last_run_id")} >= ${runId}`;
+}
+
+/** Reads rows in batches of `size` after the last one read; `page` offsets and limits the whole. */
+export async function* batches<Row>(
+  fetch: (after: Row | undefined, take: number, skip: number) => Promise<Row[]>,
+  page: Page = {},
+  size = BATCH,
+): AsyncGenerator<Row> {
+  let remaining = page.limit ?? Number.POSITIVE_INFINITY;
+  let skip = page.offset ?? 0;
+  let after: Row | undefined;
+  while (remaining > 0) {
+    const take = Math.min(size, remaining);
+    const rows = await fetch(after, take, skip);
+    skip = 0;
+    for (const row of rows) yield row;
+    remaining -= rows.length;
+    if (rows.length < take) return;
+    after = rows[rows.length - 1];
+  }
+}
+
+/** Everything an async iterable yields, in an array (for small results and tests). */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+/** Groups what an iterable yields into arrays of up to `size`. */
+export async function* inBatches<T>(items: AsyncIterable<T>, size = BATCH): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const item of items) {
+    batch.push(item);
+    if (batch.length === size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Reads an aggregate (no keyset to continue from) in OFFSET batches; `page` offsets and limits the whole. */
+export async function* offsetBatches<Row>(
+  fetch: (offset: number, take: number) => Promise<Row[]>,
+  page: Page = {},
+  size = BATCH,
+): AsyncGenerator<Row> {
+  let remaining = page.limit ?? Number.POSITIVE_INFINITY;
+  let offset = page.offset ?? 0;
+  while (remaining > 0) {
+    const take = Math.min(size, remaining);
+    const rows = await fetch(offset, take);
+    for (const row of rows) yield row;
+    remaining -= rows.length;
+    offset += rows.length;
+    if (rows.length < take) return;
+  }
+}
+
+function entityRow(run: ResultRun, row: Selectable<Database["entities"]>): EntityRow {
+  const record = toRecord(row);
+  return {
+    ...record,
+    rowId: row.id,
+    entityId: record.id,
+    // Only the version's last run kept its sighting time; an earlier run saw it before it finished.
+    lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
+    address: row.address,
+    port: row.port,
+  };
+}
+
+/** Counts kept per process: a finished run's results never change, so neither do their counts. */
+const COUNTS_KEPT = 1000;
+
+export class ResultQueries {
+  readonly db: Db;
+  readonly #counts = new Map<string, Promise<number>>();
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /**
+   * Two steps for a page: its ids, in order, from the covering as-of index (so an offset skips index
+   * entries, not rows with their JSON), then those rows.
+   */
+  async #rowsById<T extends "entities" | "findings">(
+    table: T,
+    ids: Array<{ id: number }>,
+  ): Promise<Array<Selectable<Database[T]>>> {
+    if (ids.length === 0) return [];
+    const rows = (await this.db
+      .selectFrom(table as "entities")
+      .selectAll()
+      .where(
+        "id",
+        "in",
+        ids.map((row) => row.id),
+      )
+      .execute()) as unknown as Array<Selectable<Database[T]>>;
+    const byId = new Map(rows.map((row) => [(row as { id: number }).id, row]));
+    return ids.map((row) => byId.get(row.id)!);
+  }
+
+  /** A count of a finished run's results, computed once (the oldest are forgotten past COUNTS_KEPT). */
+  #count(what: string, run: ResultRun, filters: object, compute: () => Promise<number>): Promise<number> {
+    const key = `${what}:${run.collectionId}:${run.runId}:${JSON.stringify(filters)}`;
+    let found = this.#counts.get(key);
+    if (!found) {
+      found = compute();
+      found.catch(() => this.#counts.delete(key));
+      if (this.#counts.size >= COUNTS_KEPT) this.#counts.delete(this.#counts.keys().next().value!);
+      this.#counts.set(key, found);
+    }
+    return found;
+  }
+
+  /**
+   * The run to read: the given one, which must be a finished run of the collection, or the latest
+   * finished one (undefined before any run has finished).
+   */
+  async run(collection: { id: number; name: string }, runId?: number): Promise<ResultRun | undefined> {
+    if (runId === undefined) {
+      const row = await this.db
+        .selectFrom("collection_results")
+        .select(["run_id", "finished_at"])
+        .where("collection_id", "=", collection.id)
+        .executeTakeFirst();
+      return row && { collectionId: collection.id, runId: row.run_id, finishedAt: row.finished_at };
+    }
+    const run = await this.db
+      .selectFrom("runs")
+      .select(["id", "status", "finished_at"])
+      .where("collection_id", "=", collection.id)
+      .where("id", "=", runId)
+      .executeTakeFirst();
+    if (!run)
+      throw notFound(
+        `Run ${runId} is not a run of collection "${collection.name}"; list its runs with GET /api/collections/${collection.name}/runs.`,
+      );
+    if (run.status !== "finished" || !run.finished_at)
+      throw badRequest(
+        `Run ${runId} is ${run.status}; only a finished run has results to read. Leave out run_id for the latest finished run.`,
+        [{ field: "run_id", message: `run ${runId} is ${run.status}, not finished` }],
+      );
+    return { collectionId: collection.id, runId, finishedAt: run.finished_at };
+  }
+
+  /** The newest run of the collection, whatever its status. */
+  lastRun(collectionId: number) {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** The finished run of the collection before `runId`, if any. */
+  async previousRun(collectionId: number, runId: number): Promise<ResultRun | undefined> {
+    const row = await this.db
+      .selectFrom("runs")
+      .select(["id", "finished_at"])
+      .where("collection_id", "=", collectionId)
+      .where("status", "=", "finished")
+      .where("id", "<", runId)
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    return row?.finished_at ? { collectionId, runId: row.id, finishedAt: row.finished_at } : undefined;
+  }
+
+  // --- entities -----------------------------------------------------------------------------------
+
+  #entities(run: ResultRun, filters: EntityFilters) {
+    let query = this.db
+      .selectFrom("entities as e")
+      .where("e.collection_id", "=", run.collectionId)
+      .where(seenIn("e", run.runId));
+    // One kind is an equality, so that a keyset on the name alone is an index range on both dialects.
+    if (filters.kinds?.length === 1) query = query.where("e.kind", "=", filters.kinds[0]);
+    else if (filters.kinds) query = query.where("e.kind", "in", filters.kinds);
+    if (filters.names) query = query.where("e.name", "in", filters.names.length > 0 ? filters.names : [""]);
+    if (filters.scoped !== undefined) query = query.where("e.scoped", "=", filters.scoped ? 1 : 0);
+    if (filters.hidden !== undefined) query = query.where("e.hidden", "=", filters.hidden ? 1 : 0);
+    if (filters.q) query = query.where(like("e.name", filters.q));
+    if (filters.port !== undefined) query = query.where("e.port", "=", filters.port);
+    if (filters.applicationsOnly) query = query.where("e.address", "is not", null);
+    if (filters.firstSeenInRun) query = query.where("e.first_run_id", "=", run.runId);
+    if (filters.openPort !== undefined) {
+      const port = filters.openPort;
+      query = query.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("entities as s")
+            .select("s.id")
+            .where("s.collection_id", "=", run.collectionId)
+            .where("s.kind", "=", "NetworkService")
+            .whereRef("s.address", "=", "e.name")
+            .where("s.port", "=", port)
+            .where(seenIn("s", run.runId)),
+        ),
+      );
+    }
+    if (filters.product) {
+      const product = filters.product.toLowerCase();
+      query = query.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("entity_products as p")
+            .select("p.id")
+            .whereRef("p.entity_row_id", "=", "e.id")
+            .where((inner) =>
+              inner.or([
+                inner(inner.fn("lower", ["p.product"]), "=", product),
+                inner(inner.fn("lower", ["p.label"]), "=", product),
+              ]),
+            ),
+        ),
+      );
+    }
+    if (filters.notSeenIn !== undefined) {
+      const other = filters.notSeenIn;
+      query = query.where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("entities as w")
+              .select("w.id")
+              .where("w.collection_id", "=", run.collectionId)
+              .whereRef("w.kind", "=", "e.kind")
+              .whereRef("w.name", "=", "e.name")
+              .where(seenIn("w", other)),
+          ),
+        ),
+      );
+    }
+    return query;
+  }
+
+  async countEntities(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    options: { distinctNames?: boolean } = {},
+  ): Promise<number> {
+    if (!run) return 0;
+    return this.#count("entities", run, { ...filters, ...options }, async () => {
+      const row = await this.#entities(run, filters)
+        .select((eb) =>
+          (options.distinctNames
+            ? eb.fn.count<number | string>("e.name").distinct()
+            : eb.fn.countAll<number | string>()
+          ).as("count"),
+        )
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
+  }
+
+  /** The entities as of the run, in (kind, name) order — or (name, kind) — read in batches. */
+  async *entities(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    options: { order?: "kind" | "name"; page?: Page } = {},
+  ): AsyncGenerator<EntityRow> {
+    if (!run) return;
+    const byName = options.order === "name";
+    const order = byName ? (["e.name", "e.kind"] as const) : (["e.kind", "e.name"] as const);
+    yield* batches<EntityRow>(async (after, take, skip) => {
+      let query = this.#entities(run, filters).select("e.id");
+      if (after && !byName && filters.kinds?.length === 1) query = query.where("e.name", ">", after.name);
+      else if (after) {
+        const key = byName ? [after.name, after.kind] : [after.kind, after.name];
+        query = query.where((eb) => eb(eb.refTuple(order[0], order[1]), ">", eb.tuple(key[0], key[1])));
+      }
+      const ids = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
+      return (await this.#rowsById("entities", ids)).map((row) => entityRow(run, row));
+    }, options.page);
+  }
+
+  /** A batch's worth of distinct names, in name order, for results that fold several kinds per name. */
+  async *names(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    page: Page = {},
+  ): AsyncGenerator<string[]> {
+    if (!run) return;
+    yield* inBatches(
+      batches<string>(async (after, take, skip) => {
+        let query = this.#entities(run, filters).select("e.name").distinct();
+        if (after !== undefined) query = query.where("e.name", ">", after);
+        const rows = await query.orderBy("e.name").limit(take).offset(skip).execute();
+        return rows.map((row) => row.name);
+      }, page),
+    );
+  }
+
+  /** The services of the given addresses as of the run. */
+  async services(run: ResultRun, addresses: string[]): Promise<EntityRow[]> {
+    if (addresses.length === 0) return [];
+    const rows = await this.#entities(run, { kinds: ["NetworkService"] })
+      .selectAll("e")
+      .where("e.address", "in", addresses)
+      .orderBy("e.port")
+      .execute();
+    return rows.map((row) => entityRow(run, row));
+  }
+
+  // --- findings -----------------------------------------------------------------------------------
+
+  #findings(run: ResultRun, filters: FindingFilters) {
+    // No join: the entity an issue is on is read per batch, so counts and offsets touch findings only.
+    let query = this.db
+      .selectFrom("findings as f")
+      .where("f.collection_id", "=", run.collectionId)
+      .where(seenIn("f", run.runId));
+    if (filters.severities) query = query.where("f.severity", "in", filters.severities);
+    if (filters.scoped !== undefined) query = query.where("f.scoped", "=", filters.scoped ? 1 : 0);
+    if (filters.hidden !== undefined) {
+      const onHidden = (eb: ExpressionBuilder<Database & { f: Database["findings"] }, "f">) =>
+        eb.exists(
+          eb
+            .selectFrom("entities as e")
+            .select("e.id")
+            .where("e.collection_id", "=", run.collectionId)
+            .whereRef("e.kind", "=", "f.entity_kind")
+            .whereRef("e.name", "=", "f.entity_name")
+            .where("e.hidden", "=", 1)
+            .where(seenIn("e", run.runId)),
+        );
+      query = query.where((eb) => (filters.hidden ? onHidden(eb) : eb.not(onHidden(eb))));
+    }
+    if (filters.q) {
+      const q = filters.q;
+      query = query.where((eb) =>
+        eb.or(
+          [like("f.name", q), like("f.pretty_name", q), like("f.entity_name", q)].map((c) => eb.and([c])),
+        ),
+      );
+    }
+    if (filters.firstSeenInRun) query = query.where("f.first_run_id", "=", run.runId);
+    if (filters.notSeenIn !== undefined) {
+      const other = filters.notSeenIn;
+      query = query.where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("findings as w")
+              .select("w.id")
+              .where("w.collection_id", "=", run.collectionId)
+              .whereRef("w.name", "=", "f.name")
+              .whereRef("w.entity_kind", "=", "f.entity_kind")
+              .whereRef("w.entity_name", "=", "f.entity_name")
+              .where(seenIn("w", other)),
+          ),
+        ),
+      );
+    }
+    return query;
+  }
+
+  async countFindings(run: ResultRun | undefined, filters: FindingFilters): Promise<number> {
+    if (!run) return 0;
+    return this.#count("findings", run, filters, async () => {
+      const row = await this.#findings(run, filters)
+        .select((eb) => eb.fn.countAll<number | string>().as("count"))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
+  }
+
+  /** How many findings of each severity (only the severities that have some). */
+  async severityCounts(run: ResultRun | undefined): Promise<Map<number, number>> {
+    if (!run) return new Map();
+    const rows = await this.#findings(run, {})
+      .select((eb) => ["f.severity", eb.fn.countAll<number | string>().as("count")])
+      .groupBy("f.severity")
+      .execute();
+    return new Map(rows.map((row) => [row.severity, Number(row.count)]));
+  }
+
+  /** Findings as of the run, most severe first, then by issue name and entity. */
+  async *findings(
+    run: ResultRun | undefined,
+    filters: FindingFilters,
+    page: Page = {},
+  ): AsyncGenerator<FindingRow> {
+    if (!run) return;
+    yield* batches<FindingRow>(async (after, take, skip) => {
+      let query = this.#findings(run, filters).select("f.id");
+      if (after)
+        query = query.where((eb) =>
+          eb(
+            eb.refTuple("f.severity", "f.name", "f.entity_kind", "f.entity_name"),
+            ">",
+            eb.tuple(after.severity, after.name, after.entityKind, after.entityName),
+          ),
+        );
+      const ids = await query
+        .orderBy("f.severity")
+        .orderBy("f.name")
+        .orderBy("f.entity_kind")
+        .orderBy("f.entity_name")
+        .limit(take)
+        .offset(skip)
+        .execute();
+      const rows = await this.#rowsById("findings", ids);
+      // The entities the batch's issues are on: by name (an indexed IN list), matched by kind here.
+      const entities = new Map<string, { alias_group: number; details: string }>();
+      const names = [...new Set(rows.map((row) => row.entity_name))];
+      if (names.length > 0)
+        for (const entity of await this.#entities(run, { names })
+          .select(["e.kind", "e.name", "e.alias_group", "e.details"])
+          .execute())
+          entities.set(`${entity.kind}\u0000${entity.name}`, entity);
+      return rows.map((row) => {
+        const entity = entities.get(`${row.entity_kind}\u0000${row.entity_name}`);
+        return {
+          ...findingOf(row),
+          lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
+          aliasGroup: entity?.alias_group ?? 0,
+          entityDetails: entity ? JSON.parse(entity.details) : {},
+        };
+      });
+    }, page);
+  }
+
+  // --- products and vulnerabilities ---------------------------------------------------------------
+
+  #products(run: ResultRun, filters: EntityFilters) {
+    let query = this.db
+      .selectFrom("entity_products as p")
+      .innerJoin("entities as e", "e.id", "p.entity_row_id")
+      .where("p.collection_id", "=", run.collectionId)
+      .where(seenIn("e", run.runId));
+    if (filters.scoped !== undefined) query = query.where("e.scoped", "=", filters.scoped ? 1 : 0);
+    if (filters.hidden !== undefined) query = query.where("e.hidden", "=", filters.hidden ? 1 : 0);
+    if (filters.q) query = query.where(like("p.label", filters.q));
+    return query;
+  }
+
+  async countProducts(run: ResultRun | undefined, filters: EntityFilters): Promise<number> {
+    if (!run) return 0;
+    return this.#count("products", run, filters, async () => {
+      const row = await this.#products(run, filters)
+        .select((eb) => eb.fn.count<number | string>("p.label").distinct().as("count"))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    });
+  }
+
+  /** Each product (with its version) and how many services and applications run it, most common first. */
+  async *products(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    page: Page = {},
+  ): AsyncGenerator<{ product: string; count: number }> {
+    if (!run) return;
+    yield* offsetBatches(async (offset, take) => {
+      const rows = await this.#products(run, filters)
+        .select((eb) => ["p.label", eb.fn.countAll<number | string>().as("count")])
+        .groupBy("p.label")
+        .orderBy("count", "desc")
+        .orderBy("p.label")
+        .limit(take)
+        .offset(offset)
+        .execute();
+      return rows.map((row) => ({ product: row.label, count: Number(row.count) }));
+    }, page);
+  }
+
+  #vulnerabilities(run: ResultRun, filters: EntityFilters) {
+    let query = this.db
+      .selectFrom("entity_vulns as v")
+      .innerJoin("entities as e", "e.id", "v.entity_row_id")
+      // A CVE no longer in the database (rejected since the run) is not reported.
+      .innerJoin("vuln_cves as c", "c.cve_id", "v.cve_id")
+      .where("v.collection_id", "=", run.collectionId)
+      .where(seenIn("e", run.runId));
+    if (filters.scoped !== undefined) query = query.where("e.scoped", "=", filters.scoped ? 1 : 0);
+    if (filters.hidden !== undefined) query = query.where("e.hidden", "=", filters.hidden ? 1 : 0);
+    if (filters.q) {
+      const q = filters.q;
+      query = query.where((eb) => eb.or([eb.and([like("v.cve_id", q)]), eb.and([like("v.product", q)])]));
+    }
+    if (filters.product) {
+      const product = filters.product.toLowerCase();
+      query = query.where((eb) => eb(eb.fn("lower", ["v.product"]), "=", product));
+    }
+    return query;
+  }
+
+  async countVulnerabilities(run: ResultRun | undefined, filters: EntityFilters): Promise<number> {
+    if (!run) return 0;
+    const row = await this.#vulnerabilities(run, filters)
+      .select((eb) => eb.fn.count<number | string>("v.cve_id").distinct().as("count"))
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /**
+   * Each CVE with the products that carry it and the names of the services and applications it
+   * affects, highest score first, then most affected.
+   */
+  async *vulnerabilities(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    page: Page = {},
+  ): AsyncGenerator<{ cve: string; products: string[]; affected: string[] }> {
+    if (!run) return;
+    const ranked = offsetBatches(async (offset, take) => {
+      const rows = await this.#vulnerabilities(run, filters)
+        .select((eb) => [
+          "v.cve_id",
+          eb.fn.count<number | string>("e.id").distinct().as("count"),
+          sql<number>`max(coalesce(c.cvss_v3_score, c.cvss_v2_score, 0))`.as("score"),
+        ])
+        .groupBy("v.cve_id")
+        .orderBy("score", "desc")
+        .orderBy("count", "desc")
+        .orderBy("v.cve_id")
+        .limit(take)
+        .offset(offset)
+        .execute();
+      return rows.map((row) => row.cve_id);
+    }, page);
+    for await (const cves of inBatches(ranked)) {
+      const found = new Map<string, { products: Set<string>; affected: Set<string> }>(
+        cves.map((cve) => [cve, { products: new Set(), affected: new Set() }]),
+      );
+      for (const row of await this.#vulnerabilities(run, filters)
+        .select(["v.cve_id", "v.product", "e.name"])
+        .where("v.cve_id", "in", cves)
+        .orderBy("e.name")
+        .execute()) {
+        found.get(row.cve_id)?.products.add(row.product);
+        found.get(row.cve_id)?.affected.add(row.name);
+      }
+      for (const cve of cves) {
+        const entry = found.get(cve)!;
+        yield { cve, products: [...entry.products].sort(), affected: [...entry.affected] };
+      }
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * A collection's runs with live progress: the list is polled while a run is queued or started. "Run
+ * now" forces a run (the API answers the run already under way instead of starting a second one).
+ */
+import { useEffect, useState } from "preact/hooks";
+import { collectionPath, post, sentence } from "../api.ts";
+import { type Column, DataTable } from "../components/data-table.tsx";
+import { Dialog } from "../components/dialog.tsx";
+import { Fields } from "../components/fields.tsx";
+import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
+import { plural } from "../format.ts";
+import { ACTIVE_RUN, type Run } from "../model.ts";
+import { navigate, useLocation } from "../router.ts";
+import { useApi } from "../use-api.ts";
+
+const POLL_MS = 2000;
+
+export function RunStatus({ run }: { run: Run }) {
+  return <span class={`badge status-${run.status}`}>{run.status}</span>;
+}
+
+export function RunProgress({ run }: { run: Run }) {
+  const total = Number(run.tasks_total ?? 0);
+  const done = Number(run.tasks_done ?? 0);
+  if (run.status === "queued") return <span class="muted">waiting to start</span>;
+  if (!Number.isFinite(total) || total <= 0) {
+    return <span class="muted">{run.status === "started" ? "planning…" : "—"}</span>;
+  }
+  const label = `${done.toLocaleString("en")} of ${plural(total, "task")}`;
+  return (
+    <span class="progress">
+      <progress max={total} value={done} aria-label={`Run ${run.id}: ${label}`} />
+      <span>{label}</span>
+    </span>
+  );
+}
+
+export function RunsSection({ name }: { name: string }) {
+  const runs = useApi<Run[]>(collectionPath(name, "/runs"));
+  const { query } = useLocation();
+  const created = query.get("created");
+  const [notice, setNotice] = useState<string>();
+  const [actionError, setActionError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [open, setOpen] = useState<Run>();
+  const [watchUntil, setWatchUntil] = useState(0);
+
+  const active = (runs.data ?? []).some((run) => ACTIVE_RUN.has(run.status));
+  const { reload } = runs;
+  // One poll after each answer while a run is live (or just after "Run now"); a hidden tab skips its turn.
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (!active && Date.now() > watchUntil) return;
+    const timer = setTimeout(() => {
+      if (document.hidden) setTick((n) => n + 1);
+      else reload(true);
+    }, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [runs.data, runs.error, active, watchUntil, reload, tick]);
+
+  // The run started here: when it ends, say so where the user is looking.
+  const [watched, setWatched] = useState<string>();
+  const ended = (runs.data ?? []).find((run) => String(run.id) === watched && !ACTIVE_RUN.has(run.status));
+  const base = `/collections/${encodeURIComponent(name)}`;
+
+  const runNow = async () => {
+    setBusy(true);
+    setActionError(undefined);
+    setNotice(undefined);
+    try {
+      const { id } = await post<{ id: string | number }>(collectionPath(name, "/schedule"));
+      const existing = (runs.data ?? []).find(
+        (run) => String(run.id) === String(id) && ACTIVE_RUN.has(run.status),
+      );
+      setNotice(
+        existing ? `Run ${id} is already under way; it is shown below.` : `Run ${id} has been scheduled.`,
+      );
+      setWatched(String(id));
+      setWatchUntil(Date.now() + 10_000);
+      if (created !== null) navigate(`/collections/${encodeURIComponent(name)}/runs`, { replace: true });
+      await reload(true);
+    } catch (error) {
+      setActionError(sentence(error));
+    }
+    setBusy(false);
+  };
+
+  const cancel = async (run: Run) => {
+    setActionError(undefined);
+    setWatched(undefined);
+    try {
+      await post(collectionPath(name, `/runs/${encodeURIComponent(String(run.id))}/cancel`));
+      setNotice(`Run ${run.id} has been cancelled.`);
+      await reload(true);
+    } catch (error) {
+      setActionError(sentence(error));
+    }
+  };
+
+  const columns: Column<Run>[] = [
+    {
+      id: "id",
+      label: "Run",
+      value: (run) => Number(run.id),
+      render: (run) => `Run ${run.id}`,
+      numeric: true,
+    },
+    {
+      id: "status",
+      label: "Status",
+      value: (run) => run.status,
+      render: (run) => (
+        <>
+          <RunStatus run={run} />
+          {run.error && <span class="run-error">{run.error}</span>}
+        </>
+      ),
+      filter: true,
+    },
+    {
+      id: "progress",
+      label: "Progress",
+      value: (run) => (Number(run.tasks_total) > 0 ? Number(run.tasks_done) / Number(run.tasks_total) : 0),
+      render: (run) => <RunProgress run={run} />,
+    },
+    { id: "created_at", label: "Created", value: (run) => run.created_at },
+    {
+      id: "finished_at",
+      label: "Ended",
+      value: (run) => String(run.finished_at ?? ""),
+      render: (run) => run.finished_at ?? <span class="muted">—</span>,
+    },
+    { id: "trigger", label: "Started by", value: (run) => String(run.trigger ?? ""), filter: true },
+    {
+      id: "priority",
+      label: "Priority",
+      value: (run) => Number(run.priority ?? Number.NaN),
+      render: (run) => String(run.priority ?? "—"),
+      numeric: true,
+    },
+    {
+      id: "actions",
+      label: "Actions",
+      value: () => "",
+      sortable: false,
+      render: (run) =>
+        ACTIVE_RUN.has(run.status) ? (
+          <button type="button" class="danger small" onClick={() => cancel(run)}>
+            Cancel run {run.id}
+          </button>
+        ) : null,
+    },
+  ];
+
+  return (
+    <section aria-labelledby="runs-heading">
+      <h2 id="runs-heading">Runs</h2>
+      {created !== null && (
+        <p class="notice success" role="status">
+          The collection was created with {plural(Number(created) || 0, "seed")}. Run it now to discover what
+          lies behind them, or let the schedule do it.
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" class="primary" onClick={runNow} disabled={busy}>
+          {busy ? "Scheduling…" : "Run now"}
+        </button>
+        {active && (
+          <span class="muted" role="status">
+            Updating every {POLL_MS / 1000} seconds while a run is in progress.
+          </span>
+        )}
+      </div>
+      {ended ? (
+        <p class={`notice ${ended.status === "finished" ? "success" : "error"}`} role="status">
+          Run {ended.id} {ended.status}
+          {ended.error ? `: ${ended.error}` : "."}{" "}
+          {ended.status === "finished" && (
+            <>
+              Its results are in the <a href={base}>overview</a> and the sections above.
+            </>
+          )}
+        </p>
+      ) : (
+        notice && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        )
+      )}
+      {actionError && (
+        <p class="notice error" role="alert">
+          {actionError}
+        </p>
+      )}
+      {runs.loading && <Loading what="runs" />}
+      {runs.error && <ErrorNote error={runs.error} onRetry={() => runs.reload()} />}
+      {runs.data && runs.data.length === 0 && (
+        <Empty>
+          <p>No runs yet. The first scheduled run will start on its own, or start one now.</p>
+        </Empty>
+      )}
+      {runs.data && runs.data.length > 0 && (
+        <DataTable
+          noun="runs"
+          rows={runs.data}
+          columns={columns}
+          rowKey={(run) => String(run.id)}
+          onOpen={setOpen}
+          initialSort={{ id: "id", descending: true }}
+        />
+      )}
+      {open && (
+        <Dialog title={`Run ${open.id}`} onClose={() => setOpen(undefined)}>
+          <Fields data={open} />
+        </Dialog>
+      )}
+    </section>
+  );
+}

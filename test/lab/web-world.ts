@@ -1,0 +1,330 @@
+/**
+ * The lab's web applications, in zone `globex.test` (addresses `${base}.4.N`), merged into the default
+ * world. Each planted product, version and weakness is declared next to the page that plants it, so
+ * the truth (web-truth.ts) says what a scanner must find:
+ * - legacy: Apache httpd 2.4.49 (CVE-2021-41773, CVE-2021-42013) with a directory listing and an
+ *   exposed .git/HEAD;
+ * - blog: a WordPress-like page (generator meta tag, jQuery 3.4.1), PHP in X-Powered-By, a login form
+ *   over plain HTTP, a script from cdn.thirdparty.test and a tracking pixel;
+ * - shop: HTTPS without Strict-Transport-Security, a cookie without Secure/HttpOnly;
+ * - one address with name-based virtual hosts: www (clean, loads third-party script and fonts), portal
+ *   (IIS/ASP.NET login over plain HTTP), anything else the nginx welcome page;
+ * - files: OpenSSH 8.5p1 (CVE-2024-6387) and vsftpd 2.3.4 (CVE-2011-2523) banners;
+ * - status (HTTPS) and docs (HTTP): clean, they raise nothing.
+ * The zone publishes SPF, an enforcing DMARC policy and CAA, so it raises no mail or DNS issue either.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { HostSpec, LabWorld, WebExpectations } from "./types.ts";
+import { product } from "./web-truth.ts";
+
+interface Resource {
+  status?: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
+/** A site of fixed resources by path; anything else is a 404. Headers apply to every answer. */
+function site(headers: Record<string, string>, resources: Record<string, Resource>): RequestListener {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    const path = (request.url ?? "/").split("?")[0];
+    const resource = resources[path] ?? { status: 404, body: "<html><body>Not Found</body></html>" };
+    response.writeHead(resource.status ?? 200, {
+      "content-type": "text/html; charset=utf-8",
+      ...headers,
+      ...resource.headers,
+    });
+    response.end(request.method === "HEAD" ? undefined : resource.body);
+  };
+}
+
+const html = (title: string, head: string, body: string) =>
+  `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>${head}</head><body><h1>${title}</h1>${body}</body></html>\n`;
+
+/** Security headers of a well-configured site. */
+const HARDENED = {
+  "content-security-policy": "default-src 'self' https://cdn.thirdparty.test https://fonts.fontfoundry.test",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+};
+
+const APACHE = { vendor: "apache", product: "http_server" };
+const NGINX = product("Nginx", { vendor: "f5", product: "nginx" });
+
+const legacy: WebExpectations = {
+  products: [
+    product("Apache HTTP Server", APACHE, "2.4.49", ["CVE-2021-41773", "CVE-2021-42013"]),
+    product("UNIX", { part: "o", vendor: "unix", product: "unix" }),
+  ],
+  issues: ["directory_listing", "exposed_git_repository", "server_version_disclosure"],
+};
+
+const blog: WebExpectations = {
+  products: [
+    product("Apache HTTP Server", APACHE, "2.4.57"),
+    product("Debian", { part: "o", vendor: "debian", product: "debian_linux" }),
+    product("PHP", { vendor: "php", product: "php" }, "7.3.10", ["CVE-2019-11043"]),
+    product("WordPress", { vendor: "wordpress", product: "wordpress" }, "5.8.2"),
+    product("jQuery", { vendor: "jquery", product: "jquery" }, "3.4.1", ["CVE-2020-11022"]),
+  ],
+  issues: ["login_form_without_tls", "server_version_disclosure"],
+  thirdParties: [
+    { host: "cdn.thirdparty.test", kind: "script" },
+    { host: "pixel.adnetwork.test", kind: "web_resource" },
+  ],
+};
+
+const LOGIN_FORM = (action: string, user: string, password: string) =>
+  `<form action="${action}" method="post"><input name="${user}"><input type="password" name="${password}"><button>Log in</button></form>`;
+
+export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "bruteforceWords"> {
+  const ip = (suffix: string) => `${base}.4.${suffix}`;
+  const hosts: HostSpec[] = [
+    {
+      ip: ip("10"),
+      names: ["legacy.globex.test"],
+      services: [
+        {
+          kind: "http",
+          port: 80,
+          server: "Apache/2.4.49 (Unix)",
+          title: "Index of /",
+          handler: site(
+            {},
+            {
+              "/": {
+                body: `<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">\n<html><head><title>Index of /</title></head><body><h1>Index of /</h1><ul><li><a href="backup-2021.tar.gz"> backup-2021.tar.gz</a></li><li><a href="config.php.bak"> config.php.bak</a></li></ul></body></html>\n`,
+              },
+              "/.git/HEAD": { headers: { "content-type": "text/plain" }, body: "ref: refs/heads/master\n" },
+            },
+          ),
+          expect: legacy,
+        },
+      ],
+    },
+    {
+      ip: ip("11"),
+      names: ["files.globex.test"],
+      services: [
+        {
+          kind: "ssh",
+          port: 22,
+          banner: "SSH-2.0-OpenSSH_8.5p1 Debian-1",
+          products: [
+            product("OpenSSH", { vendor: "openbsd", product: "openssh" }, "8.5p1", ["CVE-2024-6387"]),
+          ],
+        },
+        {
+          kind: "ftp",
+          port: 21,
+          banner: "220 (vsFTPd 2.3.4)",
+          products: [
+            product("vsftpd", { vendor: "vsftpd_project", product: "vsftpd" }, "2.3.4", ["CVE-2011-2523"]),
+          ],
+        },
+      ],
+    },
+    {
+      ip: ip("12"),
+      names: ["blog.globex.test"],
+      services: [
+        {
+          kind: "http",
+          port: 80,
+          server: "Apache/2.4.57 (Debian)",
+          title: "Globex Blog",
+          handler: site(
+            { "x-powered-by": "PHP/7.3.10" },
+            {
+              "/": {
+                body: html(
+                  "Globex Blog",
+                  '<meta name="generator" content="WordPress 5.8.2">' +
+                    '<link rel="stylesheet" href="/wp-content/themes/globex/style.css">' +
+                    '<script src="/wp-includes/js/jquery/jquery-3.4.1.min.js"></script>' +
+                    '<script src="https://cdn.thirdparty.test/app.js"></script>',
+                  `<p>News from Globex.</p>${LOGIN_FORM("/wp-login.php", "log", "pwd")}<img src="https://pixel.adnetwork.test/p.gif" alt="">`,
+                ),
+              },
+            },
+          ),
+          expect: blog,
+        },
+      ],
+    },
+    {
+      ip: ip("13"),
+      names: ["shop.globex.test"],
+      services: [
+        {
+          kind: "https",
+          port: 443,
+          server: "nginx",
+          title: "Globex Shop",
+          certificate: {
+            commonName: "shop.globex.test",
+            altNames: ["shop.globex.test"],
+            key: "ecdsa-p256",
+            issuer: "lab-ca",
+          },
+          handler: site(
+            { "set-cookie": "cart_id=8f14e45fceea167a; Path=/" },
+            { "/": { body: html("Globex Shop", "", "<p>Everything Globex makes.</p>") } },
+          ),
+          expect: { products: [NGINX], issues: ["insecure_cookie", "missing_hsts_header"] },
+        },
+      ],
+    },
+    {
+      // One address, three sites: the Host header picks one.
+      ip: ip("14"),
+      names: ["www.globex.test", "portal.globex.test"],
+      services: [
+        {
+          kind: "http",
+          port: 80,
+          server: "nginx",
+          title: "Welcome to nginx!",
+          handler: site(
+            {},
+            {
+              "/": {
+                body: html(
+                  "Welcome to nginx!",
+                  "",
+                  "<p>If you see this page, the nginx web server is successfully installed and working.</p>",
+                ),
+              },
+            },
+          ),
+          expect: { products: [NGINX], issues: [] },
+          virtualHosts: [
+            {
+              names: ["www.globex.test"],
+              server: "nginx",
+              title: "Globex Corporation",
+              handler: site(HARDENED, {
+                "/": {
+                  body: html(
+                    "Globex Corporation",
+                    '<link rel="stylesheet" href="https://fonts.fontfoundry.test/css?family=Inter">' +
+                      '<script src="https://cdn.thirdparty.test/app.js"></script>',
+                    "<p>Making things since 1989.</p>",
+                  ),
+                },
+              }),
+              expect: {
+                products: [NGINX],
+                issues: [],
+                thirdParties: [
+                  { host: "cdn.thirdparty.test", kind: "script" },
+                  { host: "fonts.fontfoundry.test", kind: "web_resource" },
+                ],
+              },
+            },
+            {
+              names: ["portal.globex.test"],
+              server: "Microsoft-IIS/10.0",
+              title: "Globex Employee Portal",
+              handler: site(
+                {
+                  "x-powered-by": "ASP.NET",
+                  "x-aspnet-version": "4.0.30319",
+                  "set-cookie": "ASP.NET_SessionId=q2w3e4r5t6y7; path=/; HttpOnly",
+                },
+                {
+                  "/": {
+                    body: html(
+                      "Globex Employee Portal",
+                      "",
+                      LOGIN_FORM("/Account/Login.aspx", "UserName", "Password"),
+                    ),
+                  },
+                },
+              ),
+              expect: {
+                products: [
+                  product("IIS", { vendor: "microsoft", product: "internet_information_services" }, "10.0"),
+                  product("Microsoft ASP.NET", { vendor: "microsoft", product: "asp.net" }, "4.0.30319"),
+                ],
+                issues: ["login_form_without_tls", "server_version_disclosure"],
+              },
+            },
+          ],
+        },
+      ],
+    },
+    {
+      ip: ip("15"),
+      names: ["status.globex.test"],
+      services: [
+        {
+          kind: "https",
+          port: 443,
+          server: "nginx",
+          title: "Globex Status",
+          certificate: {
+            commonName: "status.globex.test",
+            altNames: ["status.globex.test"],
+            key: "ecdsa-p256",
+            issuer: "lab-ca",
+          },
+          handler: site(
+            {
+              ...HARDENED,
+              "strict-transport-security": "max-age=31536000; includeSubDomains",
+              "set-cookie": "sid=c4ca4238a0b92382; Path=/; Secure; HttpOnly; SameSite=Lax",
+            },
+            { "/": { body: html("Globex Status", "", "<p>All systems operational.</p>") } },
+          ),
+          // The HSTS header is itself a technology to webappanalyzer.
+          expect: { products: [NGINX, product("HSTS", null)], issues: [] },
+        },
+      ],
+    },
+    {
+      ip: ip("16"),
+      names: ["docs.globex.test"],
+      services: [
+        {
+          kind: "http",
+          port: 80,
+          server: "Caddy",
+          title: "Globex Docs",
+          handler: site(HARDENED, {
+            "/": { body: html("Globex Docs", "", "<p>Manuals for every Globex product.</p>") },
+          }),
+          expect: { products: [product("Caddy", { vendor: "caddyserver", product: "caddy" })], issues: [] },
+        },
+      ],
+    },
+  ];
+  return {
+    zones: [
+      {
+        name: "globex.test",
+        records: [
+          { name: "globex.test", type: "TXT", data: "v=spf1 -all" },
+          {
+            name: "_dmarc.globex.test",
+            type: "TXT",
+            data: "v=DMARC1; p=reject; rua=mailto:dmarc@globex.test",
+          },
+          { name: "globex.test", type: "CAA", data: { flags: 0, tag: "issue", value: "letsencrypt.org" } },
+        ],
+      },
+    ],
+    hosts,
+    bruteforceWords: ["legacy", "files", "blog", "shop", "www", "portal", "status", "docs"],
+  };
+}
+
+/** A world with the web applications added. */
+export function withWebApplications(world: LabWorld, base: string): LabWorld {
+  const web = webWorld(base);
+  return {
+    ...world,
+    zones: [...world.zones, ...web.zones],
+    hosts: [...world.hosts, ...web.hosts],
+    bruteforceWords: [...new Set([...world.bruteforceWords, ...web.bruteforceWords])],
+  };
+}
