@@ -4,104 +4,21 @@
  * Every connection goes through the throttle (global and per-host concurrency, rate) and honours the
  * run's abort signal. Open ports become NetworkService entities named "1.2.3.4:22/tcp".
  */
-import { isIPv6, Socket } from "node:net";
+import { isIPv6 } from "node:net";
 import type { DiscoveryModule } from "./module.ts";
 import { identifyService, osFromBanner, SILENT_PORTS } from "./services.ts";
+import { type PortState, TcpProber, type TurnOutcome } from "./tcp-prober.ts";
 
-export type PortState =
-  | { open: true; greeting?: Buffer }
-  | { open: false; reason: "closed" | "timeout" | "error" };
-
-interface Probe {
-  deadline: number;
-  connected: boolean;
-  settle(state: PortState): void;
-}
-
+/** From this many ports a host's scan runs on the probe threads; a few ports are quicker in this thread. */
+const THREADED_SCAN_PORTS = 256;
+/** At most this many ports per throttle slot before it is handed back (see ProbeTurn). */
+const PORTS_PER_TURN = 16;
 /**
- * Connect probes of one scan. Lean per probe, because a scan makes tens of thousands: one deadline
- * sweep and one abort listener for the whole scan instead of a timer and a listener per connection.
+ * …and no port starts on a slot held this long. With a host's ports spread over many slots, work
+ * waiting for one of them waits a fraction of this; a shorter bound only cuts turns short when the
+ * machine is busy (the thread's own event loop is what makes a turn long on loopback).
  */
-export class TcpProber {
-  readonly #inFlight = new Set<Probe>();
-  readonly #timeoutMs: number;
-  readonly #bannerMs: (port: number) => number;
-  readonly #bannerBytes: number;
-  readonly #signal: AbortSignal;
-  readonly #sweep: NodeJS.Timeout;
-  readonly #onAbort = () => {
-    for (const probe of this.#inFlight)
-      probe.settle(probe.connected ? { open: true } : { open: false, reason: "error" });
-  };
-
-  /**
-   * `bannerMs`: how long to wait for a greeting on a port once connected (0: not at all); `bannerBytes`:
-   * how much of it to keep. A service that never speaks, never stops or never closes costs no more.
-   */
-  constructor(options: {
-    timeoutMs: number;
-    bannerMs: (port: number) => number;
-    bannerBytes: number;
-    signal: AbortSignal;
-  }) {
-    this.#timeoutMs = options.timeoutMs;
-    this.#bannerMs = options.bannerMs;
-    this.#bannerBytes = options.bannerBytes;
-    this.#signal = options.signal;
-    this.#signal.addEventListener("abort", this.#onAbort, { once: true });
-    const tick = Math.max(10, Math.min(100, Math.floor(options.timeoutMs / 10)));
-    this.#sweep = setInterval(() => {
-      const now = performance.now();
-      for (const probe of this.#inFlight)
-        if (probe.deadline <= now)
-          probe.settle(probe.connected ? { open: true } : { open: false, reason: "timeout" });
-    }, tick);
-    this.#sweep.unref();
-  }
-
-  /** Connects once; answers whether the port is open and, for a service that speaks first, what it said. */
-  probe(host: string, port: number): Promise<PortState> {
-    if (this.#signal.aborted) return Promise.resolve({ open: false, reason: "error" });
-    return new Promise((resolve) => {
-      const socket = new Socket();
-      const probe: Probe = {
-        deadline: performance.now() + this.#timeoutMs,
-        connected: false,
-        settle: (state) => {
-          if (!this.#inFlight.delete(probe)) return;
-          socket.destroy();
-          resolve(state);
-        },
-      };
-      this.#inFlight.add(probe);
-      socket.on("error", (error: NodeJS.ErrnoException) =>
-        probe.settle(
-          probe.connected
-            ? { open: true }
-            : { open: false, reason: error.code === "ECONNREFUSED" ? "closed" : "error" },
-        ),
-      );
-      socket.on("close", () =>
-        probe.settle(probe.connected ? { open: true } : { open: false, reason: "closed" }),
-      );
-      // A greeting is written in one go (a line, or a binary handshake such as MySQL's): the first segment is it.
-      socket.on("data", (chunk: Buffer) =>
-        probe.settle({ open: true, greeting: Buffer.from(chunk.subarray(0, this.#bannerBytes)) }),
-      );
-      socket.connect(port, host, () => {
-        probe.connected = true;
-        const bannerMs = this.#bannerMs(port);
-        if (bannerMs <= 0) return probe.settle({ open: true });
-        probe.deadline = performance.now() + bannerMs;
-      });
-    });
-  }
-
-  close(): void {
-    clearInterval(this.#sweep);
-    this.#signal.removeEventListener("abort", this.#onAbort);
-  }
-}
+const TURN_MS = 250;
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
 export function serviceName(address: string, port: number): string {
@@ -129,45 +46,64 @@ export const portScan: DiscoveryModule = {
       );
       return;
     }
-    const { ports, timeoutMs, perHostConcurrency, limits } = ctx.settings;
+    const { ports, timeoutMs, perHostConcurrency, rateLimit, limits } = ctx.settings;
     // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
     const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
-    const prober = new TcpProber({
-      timeoutMs,
-      bannerMs: (port) => (SILENT_PORTS.has(port) ? 0 : bannerMs),
-      bannerBytes: limits.bannerMaxBytes,
-      signal: ctx.signal,
-    });
+    const lanes = Math.min(ports.length, perHostConcurrency);
+    // A turn takes a share of the host's ports, so every lane has work; one port when a rate paces each connection.
+    const perTurn =
+      rateLimit > 0 ? 1 : Math.max(1, Math.min(PORTS_PER_TURN, Math.floor(ports.length / lanes)));
+    const prober = new TcpProber({ signal: ctx.signal, threads: ports.length >= THREADED_SCAN_PORTS });
+    // Ports not yet probed, the next one last: a turn takes from the end and gives back what it left.
+    const waiting = ports.toReversed();
     const open: number[] = [];
     let unanswered = 0;
-    let next = 0;
-    // A pool as wide as the per-host bound pulls ports in order: never more waiters than slots.
-    const worker = async () => {
-      while (next < ports.length && !ctx.signal.aborted) {
-        const port = ports[next++];
-        let state: PortState;
+    const found = (port: number, state: PortState) => {
+      if (!state.open) {
+        if (state.reason === "timeout") unanswered++;
+        return;
+      }
+      open.push(port);
+      const { service, banner } = identifyService(port, state.greeting);
+      ctx.emit({
+        kind: "NetworkService",
+        name: serviceName(address, port),
+        details: { ip_address: address, port, protocol: "tcp", service, banner },
+      });
+      const os = osFromBanner(banner);
+      if (os) ctx.emit({ kind: "IpAddress", name: address, details: { os } });
+    };
+    // A lane is one throttle slot at a time; each slot probes a turn's ports, one after another.
+    const lane = async () => {
+      while (waiting.length > 0 && !ctx.signal.aborted) {
+        let turn: number[] = [];
+        let outcome: TurnOutcome;
         try {
-          state = await ctx.throttle.run(address, () => prober.probe(address, port), ctx.signal);
+          outcome = await ctx.throttle.run(
+            address,
+            () => {
+              // Ports are taken once the slot is ours, so a lane waiting for one holds none.
+              turn = waiting.splice(-perTurn).reverse();
+              return prober.run({
+                host: address,
+                ports: turn,
+                bannerMs: turn.map((port) => (SILENT_PORTS.has(port) ? 0 : bannerMs)),
+                timeoutMs,
+                bannerBytes: limits.bannerMaxBytes,
+                turnMs: TURN_MS,
+              });
+            },
+            ctx.signal,
+          );
         } catch {
           return; // aborted while waiting for a slot
         }
-        if (!state.open) {
-          if (state.reason === "timeout") unanswered++;
-          continue;
-        }
-        open.push(port);
-        const { service, banner } = identifyService(port, state.greeting);
-        ctx.emit({
-          kind: "NetworkService",
-          name: serviceName(address, port),
-          details: { ip_address: address, port, protocol: "tcp", service, banner },
-        });
-        const os = osFromBanner(banner);
-        if (os) ctx.emit({ kind: "IpAddress", name: address, details: { os } });
+        waiting.push(...turn.slice(outcome.probed).reverse());
+        for (const { port, state } of outcome.answers) found(port, state);
       }
     };
     try {
-      await Promise.all(Array.from({ length: Math.min(ports.length, perHostConcurrency) }, worker));
+      await Promise.all(Array.from({ length: lanes }, lane));
     } finally {
       prober.close();
     }
