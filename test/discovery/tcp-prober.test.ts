@@ -69,6 +69,15 @@ async function silentPorts(count: number) {
   };
 }
 
+/** A port of `host` that nothing listens on (one a server just had and gave back). */
+async function freePort(host: string): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const free = port(server);
+  await new Promise((resolve) => server.close(resolve));
+  return free;
+}
+
 function port(server: Server): number {
   return (server.address() as { port: number }).port;
 }
@@ -196,6 +205,56 @@ describe("TCP prober", () => {
     } finally {
       await servers.close();
     }
+  });
+
+  test("IPv6: a greeting on ::1 is read, a closed port there is refused", async (t) => {
+    const server = createServer((socket) => {
+      socket.on("error", () => {}); // the prober leaves with a reset
+      socket.end("SSH-2.0-OpenSSH_9.6\r\n");
+    });
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(0, "::1", () => resolve(true));
+    });
+    if (!listening) return t.skip("this machine has no IPv6 loopback (::1) to listen on");
+    try {
+      const open = port(server);
+      const closed = await freePort("::1");
+      const outcome = await runTurn(new ConnectProbes(), 1, turnOf("::1", [closed, open], 1000, 60_000));
+      assert.equal(outcome.probed, 2);
+      assert.equal(outcome.answers.length, 1, "the closed port is not among the answers");
+      assert.equal(outcome.answers[0].port, open);
+      const state = outcome.answers[0].state;
+      assert.ok(state.open);
+      assert.equal(state.greeting?.toString(), "SSH-2.0-OpenSSH_9.6\r\n");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("a port that accepts and closes without a word is open, with no greeting", async () => {
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const outcome = await runTurn(
+        new ConnectProbes(),
+        1,
+        turnOf("127.0.0.1", [port(server)], 1000, 60_000),
+      );
+      assert.deepEqual(outcome.answers, [{ port: port(server), state: { open: true } }]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("an address that cannot be connected to is not open, and the turn goes on to the next port", async () => {
+    // A TCP connect to the broadcast address fails at once on Linux; elsewhere it may time out instead.
+    const outcome = await runTurn(new ConnectProbes(), 1, {
+      ...turnOf("255.255.255.255", [80, 443], 0, 60_000),
+      timeoutMs: 300,
+    });
+    assert.equal(outcome.probed, 2);
+    for (const answer of outcome.answers) assert.equal(answer.state.open, false);
   });
 
   test("cancelling a turn ends it at once; the connected port in flight counts as open", async () => {
