@@ -47,7 +47,8 @@ test("mergeDetails: objects key by key, arrays as a union, scalars the later", (
   // Sightings come in the order their tasks finished: a union reads the same in any order.
   const sightings = [{ names: ["b.test"] }, { names: ["c.test", "a.test"] }, { names: ["a.test"] }];
   const merges = [sightings, [...sightings].reverse(), [sightings[2], sightings[0], sightings[1]]].map(
-    (order) => order.reduce<Record<string, unknown>>((merged, sighting) => mergeDetails(merged, sighting), {}),
+    (order) =>
+      order.reduce<Record<string, unknown>>((merged, sighting) => mergeDetails(merged, sighting), {}),
   );
   for (const merged of merges) assert.deepEqual(merged, { names: ["a.test", "b.test", "c.test"] });
   // One list given alike by every sighting keeps its order (headers, a redirect chain).
