@@ -3,9 +3,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { sql } from "kysely";
 import { Type } from "typebox";
 
-const Check = Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) });
+const Check = Type.Object({ ok: Type.Boolean() });
 
-/** Extra dependency checks (the queue adds Redis); each answers quickly and never throws. */
+/**
+ * Extra dependency checks (the queue adds Redis); each answers quickly and never throws. `detail` (what
+ * failed and why) goes to the server log only: anyone can read /healthz, and error texts name hosts,
+ * ports, users and databases.
+ */
 export type HealthCheck = () => Promise<{ ok: boolean; detail?: string }>;
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, HealthCheck> }> = async (
@@ -16,7 +20,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
     database: async () => {
       try {
         await sql`select 1`.execute(app.services.store.db);
-        return { ok: true, detail: app.services.store.dialect };
+        return { ok: true };
       } catch (error) {
         return { ok: false, detail: `database unreachable: ${(error as Error).message}` };
       }
@@ -29,20 +33,26 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
       schema: {
         tags: ["Operations"],
         summary: "Liveness and dependency health (no authentication)",
+        description:
+          "Whether each dependency answers, without internals; why one does not is in the server log.",
         response: {
           200: Type.Object({ status: Type.Literal("ok"), checks: Type.Record(Type.String(), Check) }),
           503: Type.Object({ status: Type.Literal("degraded"), checks: Type.Record(Type.String(), Check) }),
         },
       },
     },
-    async (_request, reply) => {
-      const results = Object.fromEntries(
-        await Promise.all(
-          Object.entries(checks).map(async ([name, check]) => [name, await check()] as const),
-        ),
+    async (request, reply) => {
+      const results = await Promise.all(
+        Object.entries(checks).map(async ([name, check]) => {
+          const { ok, detail } = await check();
+          if (!ok) request.log.warn({ check: name, detail }, `health check ${name} failed`);
+          return [name, { ok }] as const;
+        }),
       );
-      const healthy = Object.values(results).every((r) => r.ok);
-      return reply.status(healthy ? 200 : 503).send({ status: healthy ? "ok" : "degraded", checks: results });
+      const healthy = results.every(([, result]) => result.ok);
+      return reply
+        .status(healthy ? 200 : 503)
+        .send({ status: healthy ? "ok" : "degraded", checks: Object.fromEntries(results) });
     },
   );
 };

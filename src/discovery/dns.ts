@@ -28,6 +28,12 @@ export const WELL_KNOWN_SRV = [
 
 const values = <T>(outcome: DnsOutcome<T[]>): T[] => (outcome.ok ? outcome.value : []);
 
+/**
+ * A record set in one order: servers and resolvers rotate their answers (round-robin addresses, name
+ * servers), and a set has no order, so an unchanged name reads the same in every run.
+ */
+const recordSet = (items: string[]): string[] => [...items].sort();
+
 export const dnsRecords: DiscoveryModule = {
   name: "dns",
   consumes: ["Domain", "DnsRecord", "Nameserver"],
@@ -101,19 +107,19 @@ export const dnsRecords: DiscoveryModule = {
     }
 
     const records: Record<string, unknown[]> = {
-      a: values(a),
-      aaaa: values(aaaa),
+      a: recordSet(values(a)),
+      aaaa: recordSet(values(aaaa)),
       cname: cnameTarget ? [cnameTarget] : [],
-      mx: values(mx).map((m) => `${m.priority} ${canonicalName(m.exchange)}`),
-      ns: values(ns).map(canonicalName),
-      txt: values(txt),
+      mx: recordSet(values(mx).map((m) => `${m.priority} ${canonicalName(m.exchange)}`)),
+      ns: recordSet(values(ns).map(canonicalName)),
+      txt: recordSet(values(txt)),
       soa: soa.ok ? [`${canonicalName(soa.value.nsname)} ${soa.value.hostmaster} ${soa.value.serial}`] : [],
-      caa: values(caa).map(formatCaa),
-      srv: srv?.ok
-        ? srv.value.map((s) => `${s.priority} ${s.weight} ${s.port} ${canonicalName(s.name)}`)
-        : [],
+      caa: recordSet(values(caa).map(formatCaa)),
+      srv: recordSet(
+        srv?.ok ? srv.value.map((s) => `${s.priority} ${s.weight} ${s.port} ${canonicalName(s.name)}`) : [],
+      ),
     };
-    const details: Record<string, unknown> = { resolves: true, records, addresses };
+    const details: Record<string, unknown> = { resolves: true, records, addresses: recordSet(addresses) };
     if (entity.kind === "Domain") Object.assign(details, await domainPolicies(dns, entity, records, ctx));
     ctx.emit({ kind: entity.kind, name, details });
   },

@@ -25,6 +25,7 @@ import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange } from "./
 import { parsePage } from "./http/page.ts";
 import type { DiscoveryContext, DiscoveryModule, FoundEntity, FoundIssue } from "./module.ts";
 import { parseServiceName } from "./ports.ts";
+import { responseTime, stableBody, stableHeaders, stableSetCookie } from "./volatile.ts";
 
 /** Ports where TLS is tried first; elsewhere plain HTTP is, and the other scheme is the fallback. */
 const TLS_FIRST = new Set([443, 2376, 4443, 6443, 8443, 9443, 10250, 10443]);
@@ -162,12 +163,16 @@ async function describe(
   });
   const products = await toFingerprints(detections, cves);
   const providers = cloudProviders(final);
+  // What changes on every visit (the clock, session ids, nonces) is kept out, so an unchanged site reads
+  // the same in every run and keeps its version (see volatile.ts); checks and fingerprints saw it all.
+  const stable = stableBody(body);
+  const now = responseTime(final.headers);
   const details: Record<string, unknown> = {
     uri: final.url,
     code: String(final.status),
     title: page.title,
-    headers: final.headers.map(([key, value]) => `${key}: ${value}`),
-    cookies: setCookies.join("\n"),
+    headers: stableHeaders(final.headers, stable.varies),
+    cookies: [...new Set(setCookies.map((line) => stableSetCookie(line, now)))].join("\n"),
     redirect_chain: result.chain,
     scripts: page.scripts,
     forms: page.forms.length > 0,
@@ -176,7 +181,7 @@ async function describe(
     cloud_providers: providers,
     cloud_hosted: providers.length > 0,
     api_endpoint: isApiEndpoint(final, body),
-    response_data_hash: sha256(final.body),
+    response_data_hash: stable.varies ? sha256(Buffer.from(stable.text)) : sha256(final.body),
     fingerprint: products.map((product) => product.fingerprint),
     products: products.map((product) => [product.detection.name, displayVersion(product.detection)]),
     protocol: "HTTP/1.1",

@@ -4,6 +4,8 @@
  * servers speak only when spoken to, and the web and TLS modules do that.
  */
 
+import { stableBanner } from "./volatile.ts";
+
 const PORT_NAMES: Record<number, string> = {
   21: "ftp",
   22: "ssh",
@@ -107,7 +109,8 @@ export function identifyService(port: number, greeting: Buffer | undefined): Ser
   if (!greeting || greeting.length === 0) return { service: fallback, banner: "" };
   const mysql = mysqlVersion(greeting);
   if (mysql) return { service: "mysql", banner: `MySQL ${mysql}` };
-  const banner = bannerText(greeting);
+  // A greeting with the server's clock in it would make the service look changed on every run.
+  const banner = stableBanner(bannerText(greeting));
   const rule = BANNER_RULES.find(([pattern]) => pattern.test(banner));
   return { service: rule?.[1] ?? fallback, banner };
 }

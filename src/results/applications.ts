@@ -71,19 +71,28 @@ export const ApplicationDetails = Type.Object({
   cloud_providers: Type.Array(Type.String(), { description: "Cloud and CDN providers the headers name." }),
   title: Type.String(),
   content: Type.Array(ContentCheck),
-  cookies: Type.String({ description: "Set-Cookie values, one a line." }),
+  cookies: Type.String({
+    description:
+      'Set-Cookie lines, one a line: names and attributes, each value shown as "…" (session ids change on every visit).',
+  }),
   products: Type.Array(Type.Array(Type.String()), {
     description: '[product, version] pairs; version empty when unknown, e.g. [["Nginx", "1.18.0"]].',
   }),
   protocol: Type.String({ examples: ["HTTP/1.1"] }),
-  response_data_hash: Type.String({ description: "SHA-256 (hex) of the landing page's body." }),
+  response_data_hash: Type.String({
+    description:
+      "SHA-256 (hex) of the landing page's body; per-response tokens (nonces, hidden form fields, CSRF tokens) blanked, so an unchanged page keeps its hash.",
+  }),
   fingerprint: Type.Array(Fingerprint),
   net_name: Type.String({ description: "Network name of ip_address." }),
   scripts: Type.Array(Type.String(), { description: "Absolute URLs of the page's scripts." }),
   redirect_chain: Type.Array(Type.String(), {
     description: "URLs redirected from, in order; a redirect to another host ends it with that URL.",
   }),
-  headers: Type.Array(Type.String(), { description: '"<header-name>: <value>", names in lower case.' }),
+  headers: Type.Array(Type.String(), {
+    description:
+      '"<header-name>: <value>", names in lower case; a value that changes on every response (Date, request ids, cache state, a clock-made Expires, cookie values, CSP nonces) is shown as "…".',
+  }),
   ip_address: Type.String({ description: "The address the application was reached at." }),
   uri: Type.String({ description: "The landing page's URL (after redirects within the host)." }),
   cloud_hosted: Type.Boolean(),

@@ -122,16 +122,23 @@ async function insertChunks<
 }
 
 /**
- * Merges what two sightings said about an entity: objects key by key, arrays as a union (order kept),
- * anything else the later sighting wins.
+ * Merges what two sightings said about an entity: objects key by key, arrays as a union, anything else the
+ * later sighting wins. Two sightings that list different things (the names resolving to an address, the
+ * endpoints serving a certificate) are tasks of one run that finish in any order: their union is sorted,
+ * so the order tasks finished in does not make an unchanged entity look changed. An array one sighting
+ * gave, or several gave alike, keeps its order (headers, redirect chains).
  */
 export function mergeDetails(earlier: Details, later: Details): Details {
   const merged: Details = { ...earlier };
   for (const [key, value] of Object.entries(later)) {
     const previous = merged[key];
     if (Array.isArray(previous) && Array.isArray(value)) {
-      const seen = new Set(previous.map((item) => JSON.stringify(item)));
-      merged[key] = [...previous, ...value.filter((item) => !seen.has(JSON.stringify(item)))];
+      const union = new Map<string, unknown>();
+      for (const item of [...previous, ...value]) union.set(JSON.stringify(item), item);
+      const alike =
+        previous.length === value.length &&
+        previous.every((item, index) => JSON.stringify(item) === JSON.stringify(value[index]));
+      if (!alike) merged[key] = [...union.keys()].sort().map((text) => union.get(text));
     } else if (isPlainObject(previous) && isPlainObject(value)) {
       merged[key] = mergeDetails(previous, value);
     } else if (value !== undefined) {

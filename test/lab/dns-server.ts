@@ -163,7 +163,7 @@ function respond(zones: ZoneSet, query: DecodedPacket, transport: "udp" | "tcp")
   const result = zones.lookup(question.name, (question.type as string) === "ANY" ? "ANY" : question.type);
   try {
     const packet = reply(result.rcode, {
-      answers: wire(result.answers),
+      answers: wire(rotate(zones, result.answers)),
       authorities: wire(result.authorities),
     });
     dnsPacket.encode(packet);
@@ -171,6 +171,28 @@ function respond(zones: ZoneSet, query: DecodedPacket, transport: "udp" | "tcp")
   } catch {
     return [reply("SERVFAIL")];
   }
+}
+
+/** How often each record set was answered, per zone set: the next answer starts one record further on. */
+const turns = new WeakMap<ZoneSet, Map<string, number>>();
+
+/**
+ * Each record set of an answer in cyclic order, as BIND answers (and round-robin addresses, name servers
+ * and TXT sets of load-balanced zones): a scanner must not take the order of a set for a fact.
+ */
+function rotate(zones: ZoneSet, records: LabRecord[]): LabRecord[] {
+  const turn = turns.get(zones) ?? new Map<string, number>();
+  turns.set(zones, turn);
+  const sets = new Map<string, LabRecord[]>();
+  for (const record of records) {
+    const key = `${record.name}\u0000${record.type}`;
+    sets.set(key, [...(sets.get(key) ?? []), record]);
+  }
+  return [...sets].flatMap(([key, set]) => {
+    const start = (turn.get(key) ?? 0) % set.length;
+    turn.set(key, start + 1);
+    return [...set.slice(start), ...set.slice(0, start)];
+  });
 }
 
 /** dns-packet's TXT encoder turns strings into Buffers in place; hand it copies. */

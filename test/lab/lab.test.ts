@@ -538,9 +538,14 @@ async function checkService(service: ServiceTruth): Promise<void> {
   switch (service.service) {
     case "ssh":
     case "smtp":
-    case "ftp":
-      assert.equal(await greeting(service.ip, service.port), `${service.banner}\r\n`, where);
+    case "ftp": {
+      let said = await greeting(service.ip, service.port);
+      // A greeting with the time (Sendmail's) is known up to the time, which truth shows as "…".
+      if (service.banner?.endsWith("; …"))
+        said = said.replace(/; \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000\r\n$/, "; …\r\n");
+      assert.equal(said, `${service.banner}\r\n`, where);
       return;
+    }
     case "http":
     case "https": {
       const response = await httpGet(`${service.service}://${service.ip}:${service.port}/`);

@@ -46,8 +46,12 @@ const STARTERS: { [K in ServiceKind]: Starter<Extract<ServiceSpec, { kind: K }>>
       () => () => undefined,
     ),
 
-  smtp: (ip, spec) =>
-    lineService(ip, spec.port, spec.banner ?? `220 ${spec.hostname} ESMTP Postfix (Ubuntu)`, () => (line) => {
+  smtp: async (ip, spec) => {
+    const banner = spec.banner ?? `220 ${spec.hostname} ESMTP Postfix (Ubuntu)`;
+    const greeting = spec.clock
+      ? () => `${banner}; ${new Date().toUTCString().replace("GMT", "+0000")}`
+      : banner;
+    const started = await lineService(ip, spec.port, greeting, () => (line) => {
       const verb = line.split(" ")[0]!.toUpperCase();
       if (verb === "EHLO")
         return `250-${spec.hostname}\r\n250-PIPELINING\r\n250-SIZE 10240000\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n`;
@@ -55,7 +59,10 @@ const STARTERS: { [K in ServiceKind]: Starter<Extract<ServiceSpec, { kind: K }>>
       if (verb === "NOOP") return "250 2.0.0 Ok\r\n";
       if (verb === "QUIT") return { text: "221 2.0.0 Bye\r\n", end: true };
       return "502 5.5.2 Error: command not recognized\r\n";
-    }),
+    });
+    // What a scanner keeps of a greeting with the time: the time as "…" (it changes on every connection).
+    return spec.clock ? { ...started, banner: `${banner}; …` } : started;
+  },
 
   ftp: (ip, spec) =>
     lineService(ip, spec.port, spec.banner ?? "220 (vsFTPd 3.0.3)", () => (line) => {
@@ -131,13 +138,14 @@ function page(title: string, body: string): string {
 type LineReply = string | { text: string; end: true } | undefined;
 
 /**
- * A TCP service that may greet with one line, then answers each CRLF-terminated line.
- * `session` makes a fresh line handler per connection, for protocols that keep state.
+ * A TCP service that may greet with one line (a function: made anew for each connection), then answers
+ * each CRLF-terminated line. `session` makes a fresh line handler per connection, for protocols that keep
+ * state.
  */
 async function lineService(
   ip: string,
   port: number,
-  greeting: string | undefined,
+  greeting: string | (() => string) | undefined,
   session: () => (line: string) => LineReply,
 ): Promise<Started> {
   const server = createServer((socket: Socket) => {
@@ -145,7 +153,7 @@ async function lineService(
     let pending = "";
     socket.setEncoding("latin1");
     socket.on("error", () => {});
-    if (greeting !== undefined) socket.write(`${greeting}\r\n`);
+    if (greeting !== undefined) socket.write(`${typeof greeting === "function" ? greeting() : greeting}\r\n`);
     socket.on("data", (chunk: string) => {
       pending += chunk;
       for (let end = pending.indexOf("\n"); end >= 0 && !socket.writableEnded; end = pending.indexOf("\n")) {
@@ -156,7 +164,10 @@ async function lineService(
       }
     });
   });
-  return { ...(await listenTcp(server, ip, port)), banner: greeting };
+  return {
+    ...(await listenTcp(server, ip, port)),
+    banner: typeof greeting === "function" ? undefined : greeting,
+  };
 }
 
 /** Redis accepts inline commands and RESP arrays (`*2`, `$4`, `INFO`, …); enough for PING, INFO, QUIT. */

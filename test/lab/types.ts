@@ -81,7 +81,14 @@ export type ServiceSpec =
   | ({ kind: "http"; port: number } & WebOptions)
   | ({ kind: "https"; port: number; certificate: CertificateSpec } & WebOptions)
   | { kind: "ssh"; port: number; banner?: string; products?: ProductTruth[] }
-  | { kind: "smtp"; port: number; hostname: string; banner?: string }
+  | {
+      kind: "smtp";
+      port: number;
+      hostname: string;
+      banner?: string;
+      /** Greets with the time after the banner, as Sendmail does: "<banner>; Sun, 22 Nov 2026 12:00:00 +0000". */
+      clock?: boolean;
+    }
   | { kind: "ftp"; port: number; banner?: string; products?: ProductTruth[] }
   | { kind: "mysql"; port: number; version: string }
   | { kind: "redis"; port: number; version: string }

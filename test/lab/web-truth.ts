@@ -83,6 +83,10 @@ const BANNER_PRODUCTS: Array<[RegExp, ProductTruth[]]> = [
     [product("ProFTPD", { vendor: "proftpd", product: "proftpd" }, "1.3.5e", ["CVE-2015-3306"])],
   ],
   [/^220 \S+ ESMTP Postfix /, [product("Postfix", { vendor: "postfix", product: "postfix" })]],
+  [
+    /^220 \S+ ESMTP Sendmail 8\.15\.2\//,
+    [product("Sendmail", { vendor: "sendmail", product: "sendmail" }, "8.15.2")],
+  ],
 ];
 
 /** What a non-web service's greeting must be fingerprinted as; undefined when the lab does not say. */

@@ -10,32 +10,46 @@
  * - one address with name-based virtual hosts: www (clean, loads third-party script and fonts), portal
  *   (IIS/ASP.NET login over plain HTTP), anything else the nginx welcome page;
  * - files: OpenSSH 8.5p1 (CVE-2024-6387) and vsftpd 2.3.4 (CVE-2011-2523) banners;
- * - status (HTTPS) and docs (HTTP): clean, they raise nothing.
+ * - status (HTTPS) and docs (HTTP): clean, they raise nothing;
+ * - mail: Sendmail 8.15.2, greeting with the time.
  * The zone publishes SPF, an enforcing DMARC policy and CAA, so it raises no mail or DNS issue either.
+ * Like real sites, the pages say some things differently on every visit — a fresh session cookie, request
+ * id, CSP nonce, CSRF token or view state, a clock-made Expires and Last-Modified (besides the Date header
+ * every answer has) — while `legacy` serves fixed Last-Modified and ETag headers, as a static site does.
  */
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { HostSpec, LabWorld, WebExpectations } from "./types.ts";
 import { product } from "./web-truth.ts";
 
+/** A header value or page, fixed or made anew for every answer (a session id, a nonce, the time). */
+type Made = string | (() => string);
+const made = (value: Made) => (typeof value === "function" ? value() : value);
+
 interface Resource {
   status?: number;
-  headers?: Record<string, string>;
-  body: string;
+  headers?: Record<string, Made>;
+  body: Made;
 }
 
-/** A site of fixed resources by path; anything else is a 404. Headers apply to every answer. */
-function site(headers: Record<string, string>, resources: Record<string, Resource>): RequestListener {
+/** A site of resources by path; anything else is a 404. Headers apply to every answer. */
+function site(headers: Record<string, Made>, resources: Record<string, Resource>): RequestListener {
   return (request: IncomingMessage, response: ServerResponse) => {
     const path = (request.url ?? "/").split("?")[0];
     const resource = resources[path] ?? { status: 404, body: "<html><body>Not Found</body></html>" };
-    response.writeHead(resource.status ?? 200, {
-      "content-type": "text/html; charset=utf-8",
-      ...headers,
-      ...resource.headers,
-    });
-    response.end(request.method === "HEAD" ? undefined : resource.body);
+    const all = { "content-type": "text/html; charset=utf-8", ...headers, ...resource.headers };
+    response.writeHead(
+      resource.status ?? 200,
+      Object.fromEntries(Object.entries(all).map(([name, value]) => [name, made(value)])),
+    );
+    response.end(request.method === "HEAD" ? undefined : made(resource.body));
   };
 }
+
+/** A fresh random token, as session ids, nonces and CSRF tokens are. */
+const token = (bytes = 12) => randomBytes(bytes).toString("hex");
+/** An HTTP date `seconds` from now. */
+const httpDate = (seconds = 0) => new Date(Date.now() + seconds * 1000).toUTCString();
 
 const html = (title: string, head: string, body: string) =>
   `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>${head}</head><body><h1>${title}</h1>${body}</body></html>\n`;
@@ -73,8 +87,8 @@ const blog: WebExpectations = {
   ],
 };
 
-const LOGIN_FORM = (action: string, user: string, password: string) =>
-  `<form action="${action}" method="post"><input name="${user}"><input type="password" name="${password}"><button>Log in</button></form>`;
+const LOGIN_FORM = (action: string, user: string, password: string, hidden = "") =>
+  `<form action="${action}" method="post">${hidden}<input name="${user}"><input type="password" name="${password}"><button>Log in</button></form>`;
 
 export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "bruteforceWords"> {
   const ip = (suffix: string) => `${base}.4.${suffix}`;
@@ -89,7 +103,7 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
           server: "Apache/2.4.49 (Unix)",
           title: "Index of /",
           handler: site(
-            {},
+            { "last-modified": "Tue, 14 Sep 2021 08:00:00 GMT", etag: '"1f4-5cbf0b1c9e400"' },
             {
               "/": {
                 body: `<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">\n<html><head><title>Index of /</title></head><body><h1>Index of /</h1><ul><li><a href="backup-2021.tar.gz"> backup-2021.tar.gz</a></li><li><a href="config.php.bak"> config.php.bak</a></li></ul></body></html>\n`,
@@ -133,17 +147,18 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
           server: "Apache/2.4.57 (Debian)",
           title: "Globex Blog",
           handler: site(
-            { "x-powered-by": "PHP/7.3.10" },
+            { "x-powered-by": "PHP/7.3.10", "x-request-id": () => token() },
             {
               "/": {
-                body: html(
-                  "Globex Blog",
-                  '<meta name="generator" content="WordPress 5.8.2">' +
-                    '<link rel="stylesheet" href="/wp-content/themes/globex/style.css">' +
-                    '<script src="/wp-includes/js/jquery/jquery-3.4.1.min.js"></script>' +
-                    '<script src="https://cdn.thirdparty.test/app.js"></script>',
-                  `<p>News from Globex.</p>${LOGIN_FORM("/wp-login.php", "log", "pwd")}<img src="https://pixel.adnetwork.test/p.gif" alt="">`,
-                ),
+                body: () =>
+                  html(
+                    "Globex Blog",
+                    '<meta name="generator" content="WordPress 5.8.2">' +
+                      '<link rel="stylesheet" href="/wp-content/themes/globex/style.css">' +
+                      '<script src="/wp-includes/js/jquery/jquery-3.4.1.min.js"></script>' +
+                      '<script src="https://cdn.thirdparty.test/app.js"></script>',
+                    `<p>News from Globex.</p>${LOGIN_FORM("/wp-login.php", "log", "pwd", `<input type="hidden" name="_wpnonce" value="${token(5)}">`)}<img src="https://pixel.adnetwork.test/p.gif" alt="">`,
+                  ),
               },
             },
           ),
@@ -167,7 +182,7 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
             issuer: "lab-ca",
           },
           handler: site(
-            { "set-cookie": "cart_id=8f14e45fceea167a; Path=/" },
+            { "set-cookie": () => `cart_id=${token(8)}; Path=/` },
             { "/": { body: html("Globex Shop", "", "<p>Everything Globex makes.</p>") } },
           ),
           expect: { products: [NGINX], issues: ["insecure_cookie", "missing_hsts_header"] },
@@ -204,12 +219,14 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
               title: "Globex Corporation",
               handler: site(HARDENED, {
                 "/": {
-                  body: html(
-                    "Globex Corporation",
-                    '<link rel="stylesheet" href="https://fonts.fontfoundry.test/css?family=Inter">' +
-                      '<script src="https://cdn.thirdparty.test/app.js"></script>',
-                    "<p>Making things since 1989.</p>",
-                  ),
+                  body: () =>
+                    html(
+                      "Globex Corporation",
+                      `<meta name="csrf-token" content="${token(16)}">` +
+                        '<link rel="stylesheet" href="https://fonts.fontfoundry.test/css?family=Inter">' +
+                        '<script src="https://cdn.thirdparty.test/app.js"></script>',
+                      "<p>Making things since 1989.</p>",
+                    ),
                 },
               }),
               expect: {
@@ -229,15 +246,21 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
                 {
                   "x-powered-by": "ASP.NET",
                   "x-aspnet-version": "4.0.30319",
-                  "set-cookie": "ASP.NET_SessionId=q2w3e4r5t6y7; path=/; HttpOnly",
+                  "set-cookie": () => `ASP.NET_SessionId=${token(12)}; path=/; HttpOnly`,
                 },
                 {
                   "/": {
-                    body: html(
-                      "Globex Employee Portal",
-                      "",
-                      LOGIN_FORM("/Account/Login.aspx", "UserName", "Password"),
-                    ),
+                    body: () =>
+                      html(
+                        "Globex Employee Portal",
+                        "",
+                        LOGIN_FORM(
+                          "/Account/Login.aspx",
+                          "UserName",
+                          "Password",
+                          `<input type="hidden" name="__VIEWSTATE" id="__VIEWSTATE" value="/wEP${token(24)}">`,
+                        ),
+                      ),
                   },
                 },
               ),
@@ -268,14 +291,29 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
             key: "ecdsa-p256",
             issuer: "lab-ca",
           },
-          handler: site(
-            {
-              ...HARDENED,
-              "strict-transport-security": "max-age=31536000; includeSubDomains",
-              "set-cookie": "sid=c4ca4238a0b92382; Path=/; Secure; HttpOnly; SameSite=Lax",
-            },
-            { "/": { body: html("Globex Status", "", "<p>All systems operational.</p>") } },
-          ),
+          handler: (request, response) => {
+            // One nonce per answer, in the policy and on the inline script it allows.
+            const nonce = randomBytes(16).toString("base64");
+            site(
+              {
+                ...HARDENED,
+                "content-security-policy": `${HARDENED["content-security-policy"]}; script-src 'self' 'nonce-${nonce}'`,
+                "strict-transport-security": "max-age=31536000; includeSubDomains",
+                "set-cookie": () =>
+                  `sid=${token(8)}; Path=/; Expires=${httpDate(3600)}; Secure; HttpOnly; SameSite=Lax`,
+                "x-request-id": () => token(),
+              },
+              {
+                "/": {
+                  body: html(
+                    "Globex Status",
+                    "",
+                    `<p>All systems operational.</p><script nonce="${nonce}">document.body.dataset.ok = "1";</script>`,
+                  ),
+                },
+              },
+            )(request, response);
+          },
           // The HSTS header is itself a technology to webappanalyzer.
           expect: { products: [NGINX, product("HSTS", null)], issues: [] },
         },
@@ -290,10 +328,29 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
           port: 80,
           server: "Caddy",
           title: "Globex Docs",
-          handler: site(HARDENED, {
-            "/": { body: html("Globex Docs", "", "<p>Manuals for every Globex product.</p>") },
-          }),
+          handler: site(
+            {
+              ...HARDENED,
+              "cache-control": "max-age=300",
+              expires: () => httpDate(300),
+              "last-modified": () => httpDate(),
+            },
+            { "/": { body: html("Globex Docs", "", "<p>Manuals for every Globex product.</p>") } },
+          ),
           expect: { products: [product("Caddy", { vendor: "caddyserver", product: "caddy" })], issues: [] },
+        },
+      ],
+    },
+    {
+      ip: ip("17"),
+      names: ["mail.globex.test"],
+      services: [
+        {
+          kind: "smtp",
+          port: 25,
+          hostname: "mail.globex.test",
+          banner: "220 mail.globex.test ESMTP Sendmail 8.15.2/8.15.2",
+          clock: true,
         },
       ],
     },
@@ -314,7 +371,7 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
       },
     ],
     hosts,
-    bruteforceWords: ["legacy", "files", "blog", "shop", "www", "portal", "status", "docs"],
+    bruteforceWords: ["legacy", "files", "blog", "shop", "www", "portal", "status", "docs", "mail"],
   };
 }
 

@@ -44,6 +44,16 @@ test("mergeDetails: objects key by key, arrays as a union, scalars the later", (
     ),
     { a: [1, 2, 3], b: { c: 1, d: [1, 2], g: true }, e: "new", f: 1, h: null },
   );
+  // Sightings come in the order their tasks finished: a union reads the same in any order.
+  const sightings = [{ names: ["b.test"] }, { names: ["c.test", "a.test"] }, { names: ["a.test"] }];
+  const merges = [sightings, [...sightings].reverse(), [sightings[2], sightings[0], sightings[1]]].map(
+    (order) =>
+      order.reduce<Record<string, unknown>>((merged, sighting) => mergeDetails(merged, sighting), {}),
+  );
+  for (const merged of merges) assert.deepEqual(merged, { names: ["a.test", "b.test", "c.test"] });
+  // One list given alike by every sighting keeps its order (headers, a redirect chain).
+  const headers = { headers: ["server: nginx", "content-type: text/html"] };
+  assert.deepEqual(mergeDetails(headers, headers), headers);
 });
 
 for (const { dialect, skip } of await dialects()) {
@@ -114,7 +124,11 @@ for (const { dialect, skip } of await dialects()) {
 
       const all = await entities.current(collectionId);
       const address = all.find((e) => e.name === "192.0.2.1")!;
-      assert.deepEqual(address.details, { resolutions: ["www.a.test", "a.test"], net_name: "Documentation" });
+      assert.deepEqual(
+        address.details,
+        { resolutions: ["a.test", "www.a.test"], net_name: "Documentation" },
+        "what two sightings listed, in one order whatever order they came in",
+      );
       assert.deepEqual(address.ancestors, [{ name: "a.test", type: "Service::Entity::Domain" }]);
       assert.deepEqual(
         address.taskResults.map((r) => r.name),
@@ -165,6 +179,24 @@ for (const { dialect, skip } of await dialects()) {
       await entities.discardStaging(3);
       const left = await store.db.selectFrom("staged_entities").selectAll().where("run_id", "=", 3).execute();
       assert.deepEqual(left, []);
+    });
+
+    test("tasks finishing in another order do not make an unchanged entity a new version", async () => {
+      const sighting = (name: string) => ({
+        entities: [staged("IpAddress", "192.0.2.1", { details: { resolutions: [name] } })],
+        findings: [],
+        notes: [],
+      });
+      const versions = async () =>
+        (await store.db.selectFrom("entities").select("id").where("name", "=", "192.0.2.1").execute()).length;
+      for (const name of ["a.test", "www.a.test"]) await entities.stage(4, collectionId, sighting(name));
+      await entities.finishRun(4, collectionId);
+      const before = await versions();
+      for (const name of ["www.a.test", "a.test"]) await entities.stage(5, collectionId, sighting(name));
+      await entities.finishRun(5, collectionId);
+      assert.equal(await versions(), before, "run 5 saw what run 4 saw: no new version");
+      const [address] = await entities.current(collectionId, { kinds: ["IpAddress"] });
+      assert.deepEqual(address.details.resolutions, ["a.test", "www.a.test"]);
     });
   });
 }

@@ -80,10 +80,12 @@ describe("Redis briefly unavailable", { skip }, () => {
         const response = await healthz();
         return response.status === 503 ? response : undefined;
       }, "/healthz to notice Redis is gone");
-      assert.equal(degraded.body.status, "degraded");
-      assert.equal(degraded.body.checks.redis.ok, false);
-      assert.match(degraded.body.checks.redis.detail, /^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
-      assert.equal(degraded.body.checks.database.ok, true);
+      // Public: which dependency is down, never where it lives or what the driver said.
+      assert.deepEqual(degraded.body, {
+        status: "degraded",
+        checks: { database: { ok: true }, redis: { ok: false } },
+      });
+      assert.ok(!degraded.text.includes(String(proxy.port)), "the Redis address is not shown");
 
       assert.equal((await t.request("GET", "/api/collections")).status, 200, "the API answers");
       const id = await force(t, "outage");
