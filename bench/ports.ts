@@ -6,9 +6,10 @@
  * banners); nmap with -T4 (its "aggressive" timing, the usual choice on a fast network) and no banner
  * grabbing.
  *
- * On loopback both are bound by the CPU (the kernel's connect and close, and for Sightline Node's
- * socket machinery), and one figure from a shared machine is noisy, so the scanners take turns for a
- * few rounds (BENCH_SCAN_ROUNDS, default 3) and the median of each is compared. Sightline's probe
+ * On loopback both are bound by the CPU, mostly the kernel's socket, connect and close (Sightline's
+ * probes use Node's TCP handle, not net.Socket: src/discovery/tcp-connect.ts), and one figure from a
+ * shared machine is noisy, so the scanners take turns for a few rounds (BENCH_SCAN_ROUNDS, default 3)
+ * and the median of each is compared. Sightline's probe
  * threads are let go after each round, so every round pays their start as nmap pays its own.
  *
  * Run alone: node bench/ports.ts
@@ -21,7 +22,7 @@ import { parsePortSpec } from "../src/discovery/port-lists.ts";
 import { portScan } from "../src/discovery/ports.ts";
 import { probePool } from "../src/discovery/tcp-probe-pool.ts";
 import { Throttle } from "../src/discovery/throttle.ts";
-import { runModule } from "../test/helpers/discovery.ts";
+import { labScope, runModule } from "../test/helpers/discovery.ts";
 import { exec, NOT_INSTALLED, startLabProcess, which } from "./lib/peer.ts";
 
 const HOSTS = Number(process.env.BENCH_SCAN_HOSTS ?? 64);
@@ -69,9 +70,13 @@ async function sightlineScan(targets: string[], ports: number[]) {
     perHostConcurrency: DEFAULTS.perHostConcurrency,
     rateLimit: DEFAULTS.rateLimit,
   };
+  // One throttle and one scope for the whole scan, as a run has.
   const throttle = new Throttle(settings);
+  const scope = labScope();
   const outcomes = await Promise.all(
-    targets.map((ip) => runModule(portScan, { kind: "IpAddress", name: ip }, { ...settings, throttle })),
+    targets.map((ip) =>
+      runModule(portScan, { kind: "IpAddress", name: ip }, { ...settings, throttle, scope }),
+    ),
   );
   return new Set(
     outcomes.flatMap((o) => o.entities.filter((e) => e.kind === "NetworkService").map((e) => e.name)),

@@ -144,6 +144,8 @@ export async function runModule(
     signal?: AbortSignal;
     /** Shared limits across calls (a benchmark scanning many hosts at once); default a fresh one. */
     throttle?: Throttle;
+    /** A scope shared across calls, as a run has one; default one allowing `allow`. */
+    scope?: Scope;
   } = {},
 ): Promise<ModuleOutcome> {
   const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
@@ -158,7 +160,7 @@ export async function runModule(
     ...settings,
     limits: { ...discoveryLimits(DEFAULTS), ...settings.limits },
   };
-  const scope = new Scope([], { scanAllow: settings.allow ?? ["127.0.0.0/8"], scanDeny: [] });
+  const scope = settings.scope ?? labScope(settings.allow);
   await module.run(entity, {
     signal: settings.signal ?? new AbortController().signal,
     depth: settings.depth ?? 1,
@@ -170,6 +172,11 @@ export async function runModule(
     mayTouch: (address) => scope.mayTouch(address),
   });
   return outcome;
+}
+
+/** A scope with no seeds that may touch `allow` (by default the lab's loopback). */
+export function labScope(allow = ["127.0.0.0/8"]): Scope {
+  return new Scope([], { scanAllow: allow, scanDeny: [] });
 }
 
 /** The names of the emitted entities of one kind, sorted and de-duplicated. */
