@@ -381,13 +381,16 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) => {
+        // The collection and its latest finished run in one read: what a cached answer costs besides the key.
         const collection = await visibleCollection(
           collections,
           request.principal,
           request.params.collection_name,
+          (accountId, name) => queries.collectionWithLatestRun(accountId, name),
         );
         const query = request.query as ResultQuery;
-        const run = await queries.run(collection, query.run_id);
+        const run =
+          query.run_id === undefined ? collection.latestRun : await queries.run(collection, query.run_id);
         const page = { limit: query.limit, offset: query.offset };
         const format = query.format ?? "json";
         const encoding = negotiateEncoding(request.headers["accept-encoding"]);

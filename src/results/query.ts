@@ -12,6 +12,7 @@
  */
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
+import type { CollectionRow } from "../store/collections.ts";
 import {
   type Details,
   type EntityRecord,
@@ -216,6 +217,28 @@ export class ResultQueries {
       this.#counts.set(key, found);
     }
     return found;
+  }
+
+  /** The collection of that name in the account with its latest finished run (if any), in one query. */
+  async collectionWithLatestRun(
+    accountId: number,
+    name: string,
+  ): Promise<(CollectionRow & { latestRun: ResultRun | undefined }) | undefined> {
+    const row = await this.db
+      .selectFrom("collections as c")
+      .leftJoin("collection_results as r", "r.collection_id", "c.id")
+      .selectAll("c")
+      .select(["r.run_id as latest_run_id", "r.finished_at as latest_finished_at"])
+      .where("c.account_id", "=", accountId)
+      .where("c.name", "=", name)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { latest_run_id: runId, latest_finished_at: finishedAt, ...collection } = row;
+    return {
+      ...collection,
+      latestRun:
+        runId === null || finishedAt === null ? undefined : { collectionId: row.id, runId, finishedAt },
+    };
   }
 
   /**
