@@ -49,6 +49,9 @@ export interface ResultCacheOptions {
   memoryBytes: number;
 }
 
+/** Bytes read from a cached file at a time: few reads, little held per response. */
+const READ_CHUNK = 1024 * 1024;
+
 /** Bodies up to this share of the memory bound stay in memory; larger ones go to a file. */
 const MEMORY_ITEM_SHARE = 64;
 
@@ -176,7 +179,7 @@ export class ResultCache {
       this.#disk.delete(key);
       return undefined;
     }
-    return { entry: onDisk, body: createReadStream("", { fd, autoClose: true }) };
+    return { entry: onDisk, body: createReadStream("", { fd, autoClose: true, highWaterMark: READ_CHUNK }) };
   }
 
   /**

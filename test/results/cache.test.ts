@@ -229,6 +229,26 @@ for (const { dialect, skip } of await dialects()) {
       assert.ok(next.body.length > 4_000_000, `a body of ${next.body.length} bytes`);
     });
 
+    test("a cached answer still asks for a live key and a member of the team, at once", async () => {
+      const { accounts } = t.server.services;
+      const account = (await accounts.findAccount("default"))!;
+      const team = (await accounts.findTeam("default"))!;
+      const user = await accounts.createUser(account.id, "reader", team.id);
+      const key = await accounts.issueKey(user.id);
+      const keys = { accessKey: key.accessKey, secretKey: key.secretKey };
+      const path = "/api/collections/acme/hosts?limit=5";
+      assert.equal((await t.request("GET", path, { keys })).status, 200);
+      assert.equal((await t.request("GET", path, { keys })).headers.get("x-cache"), "HIT");
+      const wrong = await t.request("GET", path, { keys: { ...keys, secretKey: "not-the-secret" } });
+      assert.equal(wrong.status, 401, "a remembered key still checks its secret");
+      await accounts.removeMember(team.id, user.id);
+      assert.equal((await t.request("GET", path, { keys })).status, 404, "no longer a member");
+      await accounts.addMember(team.id, user.id);
+      assert.equal((await t.request("GET", path, { keys })).status, 200);
+      await accounts.revokeKey(key.accessKey);
+      assert.equal((await t.request("GET", path, { keys })).status, 401, "revoked");
+    });
+
     test("concurrent first requests of one key all answer whole bodies, and one is kept", async () => {
       const path = "/api/collections/acme/applications?format=ndjson";
       const answers = await Promise.all(
