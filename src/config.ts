@@ -84,7 +84,7 @@ export interface Config {
   webhookRetryMs: number;
   /** Bytes of rendered result bodies kept in files under dataDir/result-cache; 0 turns the result cache off. */
   resultCacheBytes: number;
-  /** Bytes of small rendered result bodies kept in memory (each at most 1/64 of it); 0 keeps all on disk. */
+  /** Bytes of small rendered result bodies kept in memory (each at most 1/16 of it); 0 keeps all on disk. */
   resultCacheMemoryBytes: number;
 }
 
@@ -134,7 +134,7 @@ export const DEFAULTS: Config = {
   webhookAttempts: 6,
   webhookRetryMs: 30_000,
   resultCacheBytes: 1024 * 1024 * 1024,
-  resultCacheMemoryBytes: 32 * 1024 * 1024,
+  resultCacheMemoryBytes: 64 * 1024 * 1024,
 };
 
 /** Environment variable → configuration key. */

@@ -53,7 +53,7 @@ export interface ResultCacheOptions {
 const READ_CHUNK = 1024 * 1024;
 
 /** Bodies up to this share of the memory bound stay in memory; larger ones go to a file. */
-const MEMORY_ITEM_SHARE = 64;
+const MEMORY_ITEM_SHARE = 16;
 
 /** A least-recently-used map with a byte bound; `onEvict` is told about what it drops. */
 class Lru {
