@@ -362,6 +362,21 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     memoryBytes: config.resultCacheBytes === 0 ? 0 : config.resultCacheMemoryBytes,
   });
   app.addHook("onClose", async () => cache.close());
+  const cacheAnswers = app.metrics.counter(
+    "sightline_result_cache_answers_total",
+    "Result list answers by how the cache took part: hit, not_modified (304), miss (read from the database and kept).",
+  );
+  app.metrics.gauge(
+    "sightline_result_cache_bytes",
+    "Bytes of result bodies the cache holds, by tier.",
+    () => {
+      const usage = cache.usage;
+      return [
+        { labels: { tier: "memory" }, value: usage.memoryBytes },
+        { labels: { tier: "disk" }, value: usage.diskBytes },
+      ];
+    },
+  );
 
   const list = (route: ListRoute) =>
     app.get(
@@ -401,7 +416,12 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
               ])
             : undefined;
         const hit = key === undefined ? undefined : cache.lookup(key);
-        if (hit) return sendCached(request, reply, page, hit);
+        if (hit) {
+          const answered = sendCached(request, reply, page, hit);
+          cacheAnswers.inc({ outcome: reply.statusCode === 304 ? "not_modified" : "hit" });
+          return answered;
+        }
+        if (key !== undefined) cacheAnswers.inc({ outcome: "miss" });
         const context: ListContext = {
           collection,
           run,

@@ -10,6 +10,7 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { sample } from "../helpers/metrics.ts";
 import type { FixtureCollection } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
@@ -129,6 +130,13 @@ for (const { dialect, skip } of await dialects()) {
       assert.notEqual(identity.headers.etag, etag, "each encoding has its own ETag");
       const fresh = await rawGet(t, path, { "If-None-Match": etag });
       assert.equal(fresh.status, 200, "another encoding's ETag does not match");
+      const scrape = (await t.request("GET", "/metrics", { keys: null })).text;
+      for (const outcome of ["hit", "miss", "not_modified"])
+        assert.ok(
+          (sample(scrape, `sightline_result_cache_answers_total{outcome="${outcome}"}`) ?? 0) > 0,
+          `${outcome} answers are counted`,
+        );
+      assert.ok((sample(scrape, 'sightline_result_cache_bytes{tier="memory"}') ?? 0) > 0);
     });
 
     test("a new finished run changes the answer without a restart; run_id reads stay the same", async () => {
