@@ -7,10 +7,15 @@
  *   - requests per second under concurrent load (wrk, 2 threads; 8 connections paged, 2 unpaged);
  *   - the server's peak RSS while answering;
  * next to a plain node:http server answering the same bytes from memory in the same run (the limit:
- * nothing to read, nothing to serialise), reported as a ratio. Peak RSS is also measured at a quarter of
- * the size, to show whether memory grows with the collection.
+ * nothing to read, nothing to serialise), reported as a ratio. Each is measured cold (the first request
+ * of a URL, and under load a second server on the same store with the result cache off: every answer
+ * read from the database) and warm (answered from the result cache). Peak RSS is also measured at a
+ * quarter of the size, to show whether memory grows with the collection.
  *
- * Run alone: node bench/results.ts
+ * Run alone: node bench/results.ts. Knobs: BENCH_RESULTS_HOSTS (10000), BENCH_RESULTS_SMALL_HOSTS
+ * (2500), BENCH_RESULTS_SECONDS (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
+ * BENCH_RESULTS_DIALECTS (sqlite,postgres), BENCH_RESULTS_CPU_PROF (a folder: the cached server writes
+ * a V8 CPU profile there).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -24,8 +29,12 @@ import { POSTGRES_URL, serviceSkipReason } from "../test/helpers/services.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { exec, which } from "./lib/peer.ts";
 
-const FULL_HOSTS = 10_000;
-const SMALL_HOSTS = 2_500;
+const knob = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const FULL_HOSTS = knob("BENCH_RESULTS_HOSTS", 10_000);
+const SMALL_HOSTS = knob("BENCH_RESULTS_SMALL_HOSTS", 2_500);
+const LOAD_SECONDS = knob("BENCH_RESULTS_SECONDS", 3);
+const DIALECTS = (process.env.BENCH_RESULTS_DIALECTS ?? "sqlite,postgres").split(",");
+const CPU_PROFILE = process.env.BENCH_RESULTS_CPU_PROF;
 const KEYS = { access: "SLBENCHRESULTSKEY", secret: "bench-results-secret-0123456789abcdef" };
 const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const ENDPOINTS = ["applications", "hosts", "issues"] as const;
@@ -36,9 +45,11 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function serve(store: TestStore): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [MAIN, "serve"], {
+async function serve(store: TestStore, options: { cache: boolean; profile?: string }): Promise<Server> {
+  const profile = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, MAIN, "serve"], {
     env: {
+      ...(options.cache ? {} : { SIGHTLINE_RESULT_CACHE_BYTES: "0" }),
       PATH: process.env.PATH ?? "",
       PORT: "0",
       HOST: "127.0.0.1",
@@ -120,6 +131,9 @@ async function wrkRate(
   const args = ["-t2", `-c${connections}`, `-d${seconds}s`, "--timeout", "30s"];
   for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}: ${value}`);
   const { stdout } = await exec("wrk", [...args, url], { maxBuffer: 1 << 20 });
+  // A rate of error answers is no rate: fail loudly rather than report it.
+  const errors = /Non-2xx or 3xx responses:\s+(\d+)|Socket errors:.*/.exec(stdout);
+  if (errors) throw new Error(`wrk ${url}: ${errors[0]}`);
   return Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? Number.NaN);
 }
 
@@ -173,13 +187,21 @@ async function build(
   }
 }
 
+interface Timing {
+  firstByte: number;
+  total: number;
+}
+
 interface Row {
   endpoint: string;
   paged: boolean;
   bytes: number;
-  firstByte: number;
-  total: number;
-  rate: number;
+  /** The first request of the URL: read from the database. */
+  cold: Timing;
+  /** Median of the requests after it: answered from the result cache. */
+  warm: Timing;
+  coldRate: number;
+  warmRate: number;
   limit: number;
 }
 
@@ -198,7 +220,11 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
   const peaks = new Map<number, number>();
   for (const hosts of [SMALL_HOSTS, FULL_HOSTS]) {
     const store = await createTestStore(dialect);
-    const server = await serve(store);
+    const full = hosts === FULL_HOSTS;
+    const server = await serve(store, { cache: true, profile: full ? CPU_PROFILE : undefined });
+    // Started before the collection exists: a server's scheduler, on its first tick, would run it (and
+    // find nothing, as the bench has no DNS).
+    const uncached = full ? await serve(store, { cache: false }) : undefined;
     try {
       const { name, seconds } = await build(store, server, hosts);
       const counts = fixtureCounts(hosts);
@@ -214,52 +240,66 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
         for (const paged of [false, true]) {
           const path = pathOf(name, endpoint, paged, hosts);
           const times = [];
-          for (let i = 0; i < (paged ? 20 : 3); i++)
+          for (let i = 0; i < (paged ? 21 : 4); i++)
             times.push(await timedGet(`${server.url}${path}`, headers));
-          bodies.set(path, times[0]);
+          const [cold, ...warm] = times;
+          if (warm.some((time) => !time.body.equals(cold.body)))
+            throw new Error(`${path}: a cached answer differs from the first`);
+          bodies.set(path, cold);
           rows.push({
             endpoint,
             paged,
-            bytes: times[0].body.length,
-            firstByte: median(times.map((t) => t.firstByte)),
-            total: median(times.map((t) => t.total)),
-            rate: Number.NaN,
+            bytes: cold.body.length,
+            cold,
+            warm: {
+              firstByte: median(warm.map((t) => t.firstByte)),
+              total: median(warm.map((t) => t.total)),
+            },
+            coldRate: Number.NaN,
+            warmRate: Number.NaN,
             limit: Number.NaN,
           });
         }
       peaks.set(hosts, peakRss(server.pid));
-      if (hosts !== FULL_HOSTS) continue;
+      if (!full) continue;
 
-      // Under load: Sightline, then the memory server with the same bytes.
+      // Under load: Sightline warm, Sightline with the cache off, then the memory server with the same bytes.
       resetPeak(server.pid);
       const memory = await memoryServer(bodies);
       try {
         for (const row of rows) {
           const path = pathOf(name, row.endpoint as (typeof ENDPOINTS)[number], row.paged, hosts);
           // Unpaged bodies are megabytes: two connections, longer, so that some responses complete.
-          const [connections, seconds] = row.paged ? [8, 3] : [2, 5];
+          const [connections, seconds] = row.paged
+            ? [8, LOAD_SECONDS]
+            : [2, Math.ceil((LOAD_SECONDS * 5) / 3)];
           if (!hasWrk) continue;
-          row.rate = await wrkRate(`${server.url}${path}`, headers, seconds, connections);
+          row.warmRate = await wrkRate(`${server.url}${path}`, headers, seconds, connections);
+          row.coldRate = await wrkRate(`${uncached!.url}${path}`, headers, seconds, connections);
           row.limit = await wrkRate(`${memory.url}${path}`, {}, seconds, connections);
         }
       } finally {
         await memory.close();
       }
       const loadPeak = peakRss(server.pid);
+      const ms = (time: Timing) =>
+        `${time.firstByte.toFixed(1)} / ${time.total.toFixed(time.total < 10 ? 1 : 0)} ms`;
+      const ratio = (rate: number, limit: number) => (rate / limit).toFixed(limit / rate > 100 ? 3 : 2);
       lines.push(
         `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
         "",
-        "| endpoint | body | first byte | whole response | Sightline req/s | memory server req/s | ratio |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| endpoint | body | cold: first byte / whole | warm: first byte / whole | cold req/s | warm req/s | memory server req/s | cold ratio | warm ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...rows.map(
           (row) =>
-            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${row.firstByte.toFixed(1)} ms | ${row.total.toFixed(0)} ms | ${row.rate.toFixed(1)} | ${row.limit.toFixed(1)} | ${(row.rate / row.limit).toFixed(3)} |`,
+            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${ms(row.cold)} | ${ms(row.warm)} | ${row.coldRate.toFixed(1)} | ${row.warmRate.toFixed(1)} | ${row.limit.toFixed(1)} | ${ratio(row.coldRate, row.limit)} | ${ratio(row.warmRate, row.limit)} |`,
         ),
         "",
-        `Peak RSS of the server under the load above: ${mb(loadPeak)}.`,
+        `Peak RSS of the cached server under the load above: ${mb(loadPeak)}.`,
         "",
       );
     } finally {
+      await uncached?.stop();
       await server.stop();
       await store.drop();
     }
@@ -267,7 +307,7 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
   const small = peaks.get(SMALL_HOSTS)!;
   const full = peaks.get(FULL_HOSTS)!;
   lines.push(
-    `Peak RSS answering every list above one request at a time: ${mb(small)} at ${SMALL_HOSTS.toLocaleString("en")} hosts, ${mb(full)} at ${FULL_HOSTS.toLocaleString("en")} hosts (4× the entities, 4× the bytes): ×${(full / small).toFixed(2)}.`,
+    `Peak RSS answering every list above one request at a time (each URL cold once, then from the cache): ${mb(small)} at ${SMALL_HOSTS.toLocaleString("en")} hosts, ${mb(full)} at ${FULL_HOSTS.toLocaleString("en")} hosts (${(FULL_HOSTS / SMALL_HOSTS).toFixed(0)}× the entities and bytes): ×${(full / small).toFixed(2)}.`,
     "",
   );
   return lines.join("\n");
@@ -282,13 +322,14 @@ export const scenario = {
     const sections = [
       "## Results at scale",
       "",
-      "`sightline serve` in its own process answering a collection built in its store; the memory server is a plain `node:http` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). First byte and whole response are medians of sequential requests (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for 3 s (paged) or 2 connections for 5 s (unpaged: bodies of megabytes). Peak RSS is the server's VmHWM (Linux).",
+      `\`sightline serve\` in its own process answering a collection built in its store; the memory server is a plain \`node:http\` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). **Cold** is read from the database: the first request of each URL, and under load a second \`sightline serve\` on the same store with the result cache off (\`SIGHTLINE_RESULT_CACHE_BYTES=0\`); **warm** is answered from the result cache (a finished run's answers never change; the cache is per process, so each URL is cold once per server). Warm times are medians of the sequential requests after the first (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for ${LOAD_SECONDS} s (paged) or 2 connections for ${Math.ceil((LOAD_SECONDS * 5) / 3)} s (unpaged: bodies of megabytes). Ratios are Sightline's req/s over the memory server's. Peak RSS is the server's VmHWM (Linux).`,
       "",
     ];
     if (!hasWrk) sections.push("wrk is missing (`apt-get install wrk`): no request rates were measured.", "");
-    sections.push(await measureDialect("sqlite", hasWrk));
+    if (DIALECTS.includes("sqlite")) sections.push(await measureDialect("sqlite", hasWrk));
     const skip = await serviceSkipReason("PostgreSQL", POSTGRES_URL);
-    sections.push(skip ? `PostgreSQL: not measured: ${skip}.` : await measureDialect("postgres", hasWrk));
+    if (DIALECTS.includes("postgres"))
+      sections.push(skip ? `PostgreSQL: not measured: ${skip}.` : await measureDialect("postgres", hasWrk));
     return sections.join("\n");
   },
 };

@@ -82,6 +82,10 @@ export interface Config {
   webhookAttempts: number;
   /** Wait before the first retry of a webhook delivery; each later retry waits twice as long. */
   webhookRetryMs: number;
+  /** Bytes of rendered result bodies kept in files under dataDir/result-cache; 0 turns the result cache off. */
+  resultCacheBytes: number;
+  /** Bytes of small rendered result bodies kept in memory (each at most 1/16 of it); 0 keeps all on disk. */
+  resultCacheMemoryBytes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -129,6 +133,8 @@ export const DEFAULTS: Config = {
   webhookTimeoutMs: 10_000,
   webhookAttempts: 6,
   webhookRetryMs: 30_000,
+  resultCacheBytes: 1024 * 1024 * 1024,
+  resultCacheMemoryBytes: 64 * 1024 * 1024,
 };
 
 /** Environment variable → configuration key. */
@@ -177,6 +183,8 @@ export const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_WEBHOOK_TIMEOUT_MS: "webhookTimeoutMs",
   SIGHTLINE_WEBHOOK_ATTEMPTS: "webhookAttempts",
   SIGHTLINE_WEBHOOK_RETRY_MS: "webhookRetryMs",
+  SIGHTLINE_RESULT_CACHE_BYTES: "resultCacheBytes",
+  SIGHTLINE_RESULT_CACHE_MEMORY_BYTES: "resultCacheMemoryBytes",
 };
 
 export class ConfigError extends Error {}

@@ -38,16 +38,19 @@ export function parseSeeds(input: unknown[] | undefined): Seed[] {
   return uniqueSeeds(seeds);
 }
 
-/** The collection of that name if the user can see it (a member of its team); 404 otherwise. */
-export async function visibleCollection(
+/**
+ * The collection of that name if the user can see it (a member of its team); 404 otherwise. `find` may
+ * read more with the row in the same query (the results read the latest finished run with it).
+ */
+export async function visibleCollection<Row extends CollectionRow = CollectionRow>(
   repository: CollectionsRepository,
   principal: Principal,
   name: string,
-): Promise<CollectionRow> {
+  find: (accountId: number, name: string) => Promise<Row | undefined> = (accountId, name) =>
+    repository.findInAccount(accountId, name) as Promise<Row | undefined>,
+): Promise<Row> {
   // A name no collection can have is not looked up (PostgreSQL refuses text with NUL bytes, for one).
-  const row = COLLECTION_NAME.test(name)
-    ? await repository.findInAccount(principal.accountId, name)
-    : undefined;
+  const row = COLLECTION_NAME.test(name) ? await find(principal.accountId, name) : undefined;
   if (!row || !principal.teamIds.includes(row.team_id)) {
     throw notFound(`No collection named "${name}" is visible to you; list yours with GET /api/collections.`);
   }

@@ -6,10 +6,14 @@
  * `hidden`, `q` and per-list filters narrow them; `format=csv|ndjson` exports the same rows. Unknown or
  * malformed query parameters are a 400 naming each.
  */
+
+import { join } from "node:path";
+import { pipeline, type Readable, type Transform } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
 import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
+import { type CachedBody, type CachedHeaders, ResultCache } from "../results/cache.ts";
 import { entityFields } from "../results/common.ts";
 import { ConnectionItem, connectionsOf } from "../results/connections.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
@@ -30,6 +34,7 @@ import {
 import {
   bodyStream,
   CONTENT_TYPES,
+  type Encoding,
   encodeResult,
   FORMATS,
   type Format,
@@ -207,13 +212,13 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, t
   reply.header("Link", `<${url.pathname}${url.search}>; rel="next"`);
 }
 
-/** Writes a result body as a stream, compressed when the client accepts it. */
+/** Writes a result body as a stream, compressed when the client accepts it; `keep` sees the bytes sent. */
 async function sendBody(
   request: FastifyRequest,
   reply: FastifyReply,
   chunks: AsyncIterable<string>,
   format: Format,
-  filename?: string,
+  options: { filename?: string; encoding?: Encoding; keep?: (headers: CachedHeaders) => Transform } = {},
 ) {
   // The first chunk is read before anything is sent: a failing query still answers the error envelope.
   const iterator = chunks[Symbol.asyncIterator]();
@@ -223,12 +228,56 @@ async function sendBody(
     yield first.value;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
   };
-  reply.type(CONTENT_TYPES[format]);
-  if (filename) reply.header("Content-Disposition", `attachment; filename="${filename}"`);
-  const encoding = negotiateEncoding(request.headers["accept-encoding"]);
+  const encoding = options.encoding ?? negotiateEncoding(request.headers["accept-encoding"]);
+  const headers: CachedHeaders = {
+    contentType: CONTENT_TYPES[format],
+    contentDisposition: options.filename && `attachment; filename="${options.filename}"`,
+    contentEncoding: encoding === "identity" ? undefined : encoding,
+    total: Number(reply.getHeader("X-Total-Count") ?? 0),
+  };
+  representationHeaders(reply, headers);
+  const body = bodyStream(rest(), encoding);
+  if (!options.keep) return reply.send(body);
+  // pipeline: an aborted response destroys the body stream, and a failing body the keeper (nothing kept).
+  return reply.send(pipeline(body, options.keep(headers), () => {}));
+}
+
+/** The headers a body carries whether it is read or cached. */
+function representationHeaders(reply: FastifyReply, headers: CachedHeaders) {
+  reply.type(headers.contentType);
+  if (headers.contentDisposition) reply.header("Content-Disposition", headers.contentDisposition);
   reply.header("Vary", "Accept-Encoding");
-  if (encoding !== "identity") reply.header("Content-Encoding", encoding);
-  return reply.send(bodyStream(rest(), encoding));
+  if (headers.contentEncoding) reply.header("Content-Encoding", headers.contentEncoding);
+}
+
+/** Whether an If-None-Match header names the ETag (weak comparison, as RFC 9110 asks for GET). */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
+/** A cached answer: 304 when the client has it, else its bytes, with the headers it was first sent with. */
+function sendCached(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: Page,
+  hit: { entry: CachedBody; body: Buffer | Readable },
+) {
+  const { entry, body } = hit;
+  pageHeaders(request, reply, page, entry.headers.total);
+  representationHeaders(reply, entry.headers);
+  reply.header("ETag", entry.etag);
+  reply.header("X-Cache", "HIT");
+  if (matchesEtag(request.headers["if-none-match"], entry.etag)) {
+    if (!Buffer.isBuffer(body)) body.destroy();
+    reply.removeHeader("Content-Type");
+    reply.removeHeader("Content-Disposition");
+    reply.removeHeader("Content-Encoding");
+    return reply.code(304).send();
+  }
+  reply.header("Content-Length", String(entry.size));
+  return reply.send(body);
 }
 
 /** The 200 response of a list: the envelope, or the same rows as CSV or NDJSON. */
@@ -262,6 +311,43 @@ interface ListRoute {
   parameters?: Partial<Record<string, string>>;
   count(context: ListContext): Promise<number>;
   items(context: ListContext): AsyncIterable<unknown>;
+  /** false: never cached, because the answer reads something a run does not fix (see resultCacheKey). */
+  cache?: false;
+  /** What else the answer reads at request time, as text for its cache key. */
+  readsBesidesRun?(collection: CollectionRow): Promise<string>;
+}
+
+/**
+ * What a list's answer is a function of. A finished run's results never change; besides the run, a list
+ * reads at request time only the collection (`created_at` makes a collection deleted and made again
+ * under the same name another key even where an id could come back) and, for connections, its seeds
+ * (read for the key: `readsBesidesRun`). Entity flags (hidden, scoped) are written by runs only.
+ * The vulnerability database, which `sightline vulndb import` changes from another process, is read by
+ * the vulnerabilities list, which is therefore not cached.
+ */
+export function resultCacheKey(
+  path: string,
+  collection: Pick<CollectionRow, "id" | "name" | "created_at" | "updated_at">,
+  run: ResultRun,
+  query: object,
+  encoding: Encoding,
+  besidesRun: unknown[] = [],
+): string {
+  const normalised = Object.entries(query)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    path,
+    collection.id,
+    collection.name,
+    collection.created_at,
+    collection.updated_at,
+    run.runId,
+    run.finishedAt,
+    normalised,
+    encoding,
+    besidesRun,
+  ]);
 }
 
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -269,6 +355,28 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const queries = new ResultQueries(app.services.store.db);
   const cves = new VulnerabilityRepository(app.services.store.db);
   const tags = ["Results"];
+  const { config } = app.services;
+  const cache = new ResultCache({
+    directory: join(config.dataDir, "result-cache"),
+    diskBytes: config.resultCacheBytes,
+    memoryBytes: config.resultCacheBytes === 0 ? 0 : config.resultCacheMemoryBytes,
+  });
+  app.addHook("onClose", async () => cache.close());
+  const cacheAnswers = app.metrics.counter(
+    "sightline_result_cache_answers_total",
+    "Result list answers by how the cache took part: hit, not_modified (304), miss (read from the database and kept).",
+  );
+  app.metrics.gauge(
+    "sightline_result_cache_bytes",
+    "Bytes of result bodies the cache holds, by tier.",
+    () => {
+      const usage = cache.usage;
+      return [
+        { labels: { tier: "memory" }, value: usage.memoryBytes },
+        { labels: { tier: "disk" }, value: usage.diskBytes },
+      ];
+    },
+  );
 
   const list = (route: ListRoute) =>
     app.get(
@@ -288,14 +396,32 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
       async (request, reply) => {
+        // The collection and its latest finished run in one read: what a cached answer costs besides the key.
         const collection = await visibleCollection(
           collections,
           request.principal,
           request.params.collection_name,
+          (accountId, name) => queries.collectionWithLatestRun(accountId, name),
         );
         const query = request.query as ResultQuery;
-        const run = await queries.run(collection, query.run_id);
+        const run =
+          query.run_id === undefined ? collection.latestRun : await queries.run(collection, query.run_id);
         const page = { limit: query.limit, offset: query.offset };
+        const format = query.format ?? "json";
+        const encoding = negotiateEncoding(request.headers["accept-encoding"]);
+        const key =
+          run && route.cache !== false && cache.enabled
+            ? resultCacheKey(route.path, collection, run, { ...query, format }, encoding, [
+                await route.readsBesidesRun?.(collection),
+              ])
+            : undefined;
+        const hit = key === undefined ? undefined : cache.lookup(key);
+        if (hit) {
+          const answered = sendCached(request, reply, page, hit);
+          cacheAnswers.inc({ outcome: reply.statusCode === 304 ? "not_modified" : "hit" });
+          return answered;
+        }
+        if (key !== undefined) cacheAnswers.inc({ outcome: "miss" });
         const context: ListContext = {
           collection,
           run,
@@ -316,7 +442,6 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
         };
         pageHeaders(request, reply, page, await route.count(context));
-        const format = query.format ?? "json";
         const body: ResultBody = route.key
           ? {
               shape: "object",
@@ -329,7 +454,12 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           format === "json"
             ? undefined
             : `${collection.name}-${route.path}${query.run_id ? `-run-${query.run_id}` : ""}.${format}`;
-        return sendBody(request, reply, encodeResult(body, format), format, filename);
+        if (key !== undefined) reply.header("X-Cache", "MISS");
+        return sendBody(request, reply, encodeResult(body, format), format, {
+          filename,
+          encoding,
+          keep: key === undefined ? undefined : (headers) => cache.filling(key, headers),
+        });
       },
     );
 
@@ -460,6 +590,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       "From the local vulnerability database (`sightline vulndb import` loads NVD and CISA KEV; a small seed ships). `exploits` lists the CISA KEV entry of a CVE known to be exploited. Highest score first. `[]` before any run has finished.",
     item: VulnerabilityItem,
     filters: ["product"],
+    cache: false,
     parameters: {
       q: "Case-insensitive substring of the CVE id or of a product carrying it.",
       product: "Only CVEs carried by this product (by name, as fingerprinted).",
@@ -488,6 +619,8 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       scoped: "Accepted for symmetry; connections are always computed from the scoped surface.",
       hidden: "Accepted for symmetry; connections are not hidden.",
     },
+    // Third parties are what lies outside the seeds, which change without a run.
+    readsBesidesRun: async (collection) => JSON.stringify(await collections.seeds(collection.id)),
     count: async (context) => (await connectionsFor(context)).length,
     items: async function* (context) {
       const all = await connectionsFor(context);

@@ -10,8 +10,9 @@
  * consistent result even when another run finishes half-way through: a finish only closes versions and
  * adds new ones, it never changes what run N saw.
  */
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import { type CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { badRequest, notFound } from "../core/errors.ts";
+import type { CollectionRow } from "../store/collections.ts";
 import {
   type Details,
   type EntityRecord,
@@ -173,12 +174,18 @@ function entityRow(run: ResultRun, row: Selectable<Database["entities"]>): Entit
   };
 }
 
+type LatestRow = Selectable<Database["collections"]> & {
+  latest_run_id: number | null;
+  latest_finished_at: string | null;
+};
+
 /** Counts kept per process: a finished run's results never change, so neither do their counts. */
 const COUNTS_KEPT = 1000;
 
 export class ResultQueries {
   readonly db: Db;
   readonly #counts = new Map<string, Promise<number>>();
+  #latestQuery: CompiledQuery<LatestRow> | undefined;
   constructor(db: Db) {
     this.db = db;
   }
@@ -216,6 +223,34 @@ export class ResultQueries {
       this.#counts.set(key, found);
     }
     return found;
+  }
+
+  /** The collection of that name in the account with its latest finished run (if any), in one query. */
+  async collectionWithLatestRun(
+    accountId: number,
+    name: string,
+  ): Promise<(CollectionRow & { latestRun: ResultRun | undefined }) | undefined> {
+    // Built and compiled once, run with each request's values: building a query cost more than running it.
+    this.#latestQuery ??= this.db
+      .selectFrom("collections as c")
+      .leftJoin("collection_results as r", "r.collection_id", "c.id")
+      .selectAll("c")
+      .select(["r.run_id as latest_run_id", "r.finished_at as latest_finished_at"])
+      .where("c.account_id", "=", 0)
+      .where("c.name", "=", "")
+      .compile() as CompiledQuery<LatestRow>;
+    const { rows } = await this.db.executeQuery<LatestRow>({
+      ...this.#latestQuery,
+      parameters: [accountId, name],
+    });
+    const row = rows[0];
+    if (!row) return undefined;
+    const { latest_run_id: runId, latest_finished_at: finishedAt, ...collection } = row;
+    return {
+      ...collection,
+      latestRun:
+        runId === null || finishedAt === null ? undefined : { collectionId: row.id, runId, finishedAt },
+    };
   }
 
   /**

@@ -20,9 +20,20 @@ export interface IssuedKey {
   secretKey: string;
 }
 
+/**
+ * How long one process reuses what it read of a key (its hash, user, account status and teams) before
+ * reading it again. Changes made through this repository (revoking a key, membership, account status)
+ * take effect at once in its process; made by another process (the `sightline` CLI, another server),
+ * within this bound.
+ */
+export const PRINCIPAL_REUSE_MS = 2000;
+/** Keys remembered at most (the oldest are forgotten first). */
+const PRINCIPALS_KEPT = 10_000;
+
 export class AccountsRepository {
   readonly db: Kysely<Database>;
   readonly #verifySecret: typeof verifySecret;
+  readonly #principals = new Map<string, { secretHash: string; principal: Principal; until: number }>();
   /** `verifySecret` is replaceable so tests can see that every failed pair costs exactly one verification. */
   constructor(db: Kysely<Database>, options: { verifySecret?: typeof verifySecret } = {}) {
     this.db = db;
@@ -60,6 +71,7 @@ export class AccountsRepository {
   }
 
   async setAccountStatus(id: number, status: AccountStatus) {
+    this.#principals.clear();
     await this.db.updateTable("accounts").set({ status }).where("id", "=", id).execute();
   }
 
@@ -118,6 +130,7 @@ export class AccountsRepository {
   }
 
   async addMember(teamId: number, userId: number) {
+    this.#principals.clear();
     await this.db
       .insertInto("team_members")
       .values({ team_id: teamId, user_id: userId })
@@ -126,6 +139,7 @@ export class AccountsRepository {
   }
 
   async removeMember(teamId: number, userId: number) {
+    this.#principals.clear();
     await this.db
       .deleteFrom("team_members")
       .where("team_id", "=", teamId)
@@ -202,6 +216,7 @@ export class AccountsRepository {
 
   /** Revokes by access key or id; answers whether a live key was revoked. */
   async revokeKey(ref: string): Promise<boolean> {
+    this.#principals.clear();
     const result = await this.db
       .updateTable("api_keys")
       .set({ revoked_at: nowIso() })
@@ -213,6 +228,9 @@ export class AccountsRepository {
 
   /** The user behind a key pair, or undefined for an unknown, wrong or revoked pair. */
   async authenticate(accessKey: string, secretKey: string): Promise<Principal | undefined> {
+    const kept = this.#principals.get(accessKey);
+    if (kept && kept.until > Date.now())
+      return this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
     const row = await this.db
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
@@ -234,7 +252,7 @@ export class AccountsRepository {
     const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
     const teamIds = await this.teamIdsOf(row.user_id);
-    return {
+    const principal: Principal = {
       userId: row.user_id,
       userName: row.user_name,
       accountId: row.account_id,
@@ -247,5 +265,14 @@ export class AccountsRepository {
           : (teamIds[0] ?? null),
       teamIds,
     };
+    this.#principals.delete(accessKey);
+    if (this.#principals.size >= PRINCIPALS_KEPT)
+      this.#principals.delete(this.#principals.keys().next().value!);
+    this.#principals.set(accessKey, {
+      secretHash: row.secret_hash,
+      principal,
+      until: Date.now() + PRINCIPAL_REUSE_MS,
+    });
+    return principal;
   }
 }

@@ -103,6 +103,12 @@ export class CollectionsRepository {
         .where("collection_id", "=", collectionId)
         .executeTakeFirst();
       const deleted = Number(result.numDeletedRows);
+      // What a collection's results read at request time (its seeds, for connections) is keyed on this.
+      await trx
+        .updateTable("collections")
+        .set({ updated_at: nowIso() })
+        .where("id", "=", collectionId)
+        .execute();
       await alongWith?.(trx, { deleted });
       return deleted;
     });

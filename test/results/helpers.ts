@@ -1,5 +1,6 @@
 /** Shared by the result tests: spec-table shape checks, a CSV reader, fixture collections on a test server. */
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { parseDecimalExponent, parseTimestamp } from "../../src/core/formats.ts";
 import { buildRun, type FixtureCollection, type FixtureOptions } from "../helpers/result-fixtures.ts";
 import type { TestServer } from "../helpers/server.ts";
@@ -276,4 +277,39 @@ export async function allPages(t: TestServer, path: string) {
     next = /<([^>]+)>; rel="next"/.exec(response.headers.get("link") ?? "")?.[1];
   }
   return { pages, total: Number(total) };
+}
+
+/** A raw GET (no automatic decompression): the bytes as sent, with the admin's keys and `headers`. */
+export function rawGet(t: TestServer, path: string, headers: Record<string, string>) {
+  return new Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+  }>((resolve, reject) => {
+    const url = new URL(path, t.url);
+    const request = httpRequest(
+      url,
+      {
+        headers: {
+          SERVICE_ACCESS_KEY: t.admin.accessKey,
+          SERVICE_SECRET_KEY: t.admin.secretKey,
+          ...headers,
+        },
+      },
+      (response) => {
+        const parts: Buffer[] = [];
+        response.on("data", (part) => parts.push(part));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(parts),
+          }),
+        );
+        response.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end();
+  });
 }

@@ -5,7 +5,6 @@
  * parameters, CSV and NDJSON exports, and compression.
  */
 import assert from "node:assert/strict";
-import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Ajv } from "ajv";
@@ -35,6 +34,7 @@ import {
   NETBLOCK,
   PRODUCT,
   parseCsv,
+  rawGet,
   runIn,
   VULNERABILITY,
 } from "./helpers.ts";
@@ -62,33 +62,6 @@ const SHAPES = {
 };
 const SMALL_HOSTS = 4;
 const LARGE_HOSTS = 1500;
-
-/** A raw GET (no automatic decompression), for the compression tests. */
-function rawGet(t: TestServer, path: string, headers: Record<string, string>) {
-  return new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>(
-    (resolve, reject) => {
-      const url = new URL(path, t.url);
-      const request = httpRequest(
-        url,
-        {
-          headers: {
-            SERVICE_ACCESS_KEY: t.admin.accessKey,
-            SERVICE_SECRET_KEY: t.admin.secretKey,
-            ...headers,
-          },
-        },
-        (response) => {
-          const parts: Buffer[] = [];
-          response.on("data", (part) => parts.push(part));
-          response.on("end", () => resolve({ headers: response.headers, body: Buffer.concat(parts) }));
-          response.on("error", reject);
-        },
-      );
-      request.on("error", reject);
-      request.end();
-    },
-  );
-}
 
 for (const { dialect, skip } of await dialects()) {
   describe(`streamed results on ${dialect}`, { skip }, () => {

@@ -225,6 +225,11 @@ describe("dashboard in Chromium", { skip }, () => {
       await page.getByRole("heading", { name: heading, level: 2 }).waitFor();
       const section = page.locator("section[aria-labelledby]").first();
       await section.locator(".notice.empty, .notice.error, .data-table").first().waitFor();
+      // The overview has several parts, each loading on its own: read it once none is still loading.
+      await page.waitForFunction(
+        (element) => !/Loading/.test(element?.textContent ?? ""),
+        await section.elementHandle(),
+      );
       const text = await section.innerText();
       assert.ok(/No .* yet|There is no GET|Showing/.test(text), `${heading}: ${text}`);
       assert.equal(

@@ -1,0 +1,278 @@
+/**
+ * Rendered result bodies kept per process. A finished run's results never change, so a response is a
+ * function of its key (collection, run, endpoint, query, format, encoding, and whatever else the route
+ * reads at request time — see `resultCacheKey` in src/api/results.ts); the bytes written for the first
+ * request of a key are answered again to the next ones without reading the database.
+ *
+ * Small bodies live in memory, larger ones in files under `<data dir>/result-cache/<process>/`: the first
+ * response is written to a temporary file while it streams to its client and renamed when complete, so a
+ * failed or aborted response leaves nothing behind, and concurrent first requests of one key each write
+ * their own file (the first to complete is kept). Both tiers are bounded and evict the least recently
+ * used. Each process has its own folder and index (never shared: keys are immutable, so several servers
+ * on one PostgreSQL may each keep their own); folders of processes of this host that are gone are removed
+ * at start. A file found missing or of the wrong size is forgotten and the answer read again.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, createReadStream, fstatSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { open, rename, rm } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { type Readable, Transform, type TransformCallback } from "node:stream";
+
+/** What a cached response needs besides its body: the headers that do not depend on the request URL. */
+export interface CachedHeaders {
+  contentType: string;
+  contentEncoding?: string;
+  contentDisposition?: string;
+  /** X-Total-Count (the Link header is made from it and the request's own URL). */
+  total: number;
+}
+
+export interface CachedBody {
+  headers: CachedHeaders;
+  /** A strong ETag: a hash of the bytes. */
+  etag: string;
+  size: number;
+  /** The bytes, for a body kept in memory. */
+  memory?: Buffer;
+  /** The file, for a body kept on disk. */
+  file?: string;
+}
+
+export interface ResultCacheOptions {
+  /** The folder the per-process folders are made in. */
+  directory: string;
+  /** Bytes of files kept; 0 keeps no file. */
+  diskBytes: number;
+  /** Bytes of bodies kept in memory; 0 keeps none there. */
+  memoryBytes: number;
+}
+
+/** Bytes read from a cached file at a time: few reads, little held per response. */
+const READ_CHUNK = 1024 * 1024;
+
+/** Bodies up to this share of the memory bound stay in memory; larger ones go to a file. */
+const MEMORY_ITEM_SHARE = 16;
+
+/** A least-recently-used map with a byte bound; `onEvict` is told about what it drops. */
+class Lru {
+  readonly #entries = new Map<string, CachedBody>();
+  #bytes = 0;
+  readonly bound: number;
+  readonly #onEvict: (entry: CachedBody) => void;
+  constructor(bound: number, onEvict: (entry: CachedBody) => void = () => {}) {
+    this.bound = bound;
+    this.#onEvict = onEvict;
+  }
+  get bytes() {
+    return this.#bytes;
+  }
+  get size() {
+    return this.#entries.size;
+  }
+  get(key: string): CachedBody | undefined {
+    const entry = this.#entries.get(key);
+    if (entry) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+  has(key: string) {
+    return this.#entries.has(key);
+  }
+  set(key: string, entry: CachedBody): void {
+    this.delete(key);
+    this.#entries.set(key, entry);
+    this.#bytes += entry.size;
+    for (const [oldest, old] of this.#entries) {
+      if (this.#bytes <= this.bound) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= old.size;
+      this.#onEvict(old);
+    }
+  }
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.size;
+    this.#onEvict(entry);
+  }
+  clear(): void {
+    for (const key of [...this.#entries.keys()]) this.delete(key);
+  }
+}
+
+const processAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+export class ResultCache {
+  readonly directory: string;
+  readonly #memory: Lru;
+  readonly #disk: Lru;
+  readonly #memoryItemBytes: number;
+  #closed = false;
+
+  constructor(options: ResultCacheOptions) {
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, "_");
+    // Folders of processes of this host that have gone (a crash, a kill) are removed; others are left.
+    try {
+      for (const name of readdirSync(options.directory)) {
+        const match = /^(.+)-(\d+)-[0-9a-f]+$/.exec(name);
+        if (match && match[1] === host && !processAlive(Number(match[2])))
+          rmSync(join(options.directory, name), { recursive: true, force: true });
+      }
+    } catch {
+      // No folder yet.
+    }
+    this.directory = join(options.directory, `${host}-${process.pid}-${randomBytes(4).toString("hex")}`);
+    if (options.diskBytes > 0) mkdirSync(this.directory, { recursive: true });
+    this.#memory = new Lru(options.memoryBytes);
+    this.#disk = new Lru(options.diskBytes, (entry) => {
+      if (entry.file) rmSync(entry.file, { force: true });
+    });
+    this.#memoryItemBytes = Math.floor(options.memoryBytes / MEMORY_ITEM_SHARE);
+  }
+
+  /** Whether anything is kept at all (SIGHTLINE_RESULT_CACHE_BYTES=0 turns the cache off). */
+  get enabled(): boolean {
+    return !this.#closed && (this.#memory.bound > 0 || this.#disk.bound > 0);
+  }
+
+  /** Bytes and entries held, for metrics and tests. */
+  get usage() {
+    return {
+      memoryBytes: this.#memory.bytes,
+      memoryEntries: this.#memory.size,
+      diskBytes: this.#disk.bytes,
+      diskEntries: this.#disk.size,
+    };
+  }
+
+  /**
+   * The cached body of a key and, for a file, an open descriptor of it (so an eviction between now and
+   * the read does not matter). A file that is gone or of another size than written is forgotten:
+   * the caller reads the answer again.
+   */
+  lookup(key: string): { entry: CachedBody; body: Buffer | Readable } | undefined {
+    const inMemory = this.#memory.get(key);
+    if (inMemory?.memory) return { entry: inMemory, body: inMemory.memory };
+    const onDisk = this.#disk.get(key);
+    if (!onDisk?.file) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(onDisk.file, "r");
+    } catch {
+      this.#disk.delete(key);
+      return undefined;
+    }
+    if (fstatSync(fd).size !== onDisk.size) {
+      closeSync(fd);
+      this.#disk.delete(key);
+      return undefined;
+    }
+    return { entry: onDisk, body: createReadStream("", { fd, autoClose: true, highWaterMark: READ_CHUNK }) };
+  }
+
+  /**
+   * A pass-through for the first response of a key: what flows through it reaches the client unchanged
+   * and is kept — in memory while small, else in a temporary file — and becomes the key's entry once the
+   * body has ended. An error or an abort before the end drops what was kept.
+   */
+  filling(key: string, headers: CachedHeaders): Transform {
+    if (!this.enabled) return new Transform({ transform: (chunk, _encoding, done) => done(null, chunk) });
+    const hash = createHash("sha256");
+    const parts: Buffer[] = [];
+    let size = 0;
+    let file: { path: string; handle: Promise<FileHandle> } | undefined;
+    let dropped = false;
+    const cache = this;
+    const drop = () => {
+      dropped = true;
+      parts.length = 0;
+      if (file) {
+        const { path, handle } = file;
+        file = undefined;
+        handle
+          .then((h) => h.close())
+          .catch(() => {})
+          .finally(() => rm(path, { force: true }).catch(() => {}));
+      }
+    };
+    const keep = async (chunk: Buffer) => {
+      if (dropped) return;
+      hash.update(chunk);
+      size += chunk.length;
+      if (!file && size <= this.#memoryItemBytes) {
+        parts.push(chunk);
+        return;
+      }
+      if (size > this.#disk.bound) return drop();
+      if (!file) {
+        const path = join(this.directory, `${digest(key)}.${randomBytes(6).toString("hex")}.tmp`);
+        file = { path, handle: open(path, "wx") };
+        const held = Buffer.concat(parts);
+        parts.length = 0;
+        if (held.length > 0) await (await file.handle).write(held);
+      }
+      await (await file.handle).write(chunk);
+    };
+    return new Transform({
+      transform(chunk: Buffer, _encoding, done: TransformCallback) {
+        keep(chunk).then(
+          () => done(null, chunk),
+          () => {
+            // A failing disk must not fail the response: stop keeping, keep answering.
+            drop();
+            done(null, chunk);
+          },
+        );
+      },
+      flush(done: TransformCallback) {
+        if (dropped || cache.#closed) return done();
+        const etag = `"${hash.digest("base64url").slice(0, 32)}"`;
+        if (!file) {
+          cache.#memory.set(key, { headers, etag, size, memory: Buffer.concat(parts) });
+          parts.length = 0;
+          return done();
+        }
+        const { path, handle } = file;
+        file = undefined;
+        // Its own name (not the key's): a concurrent first response of the key may be renamed too.
+        const final = path.replace(/\.tmp$/, ".body");
+        handle
+          .then((h) => h.close())
+          .then(async () => {
+            if (cache.#closed || cache.#disk.has(key)) return rm(path, { force: true });
+            await rename(path, final);
+            cache.#disk.set(key, { headers, etag, size, file: final });
+          })
+          .catch(() => rm(path, { force: true }).catch(() => {}))
+          .finally(() => done());
+      },
+      destroy(error, done) {
+        drop();
+        done(error);
+      },
+    });
+  }
+
+  /** Forgets every entry and removes the process's folder. */
+  close(): void {
+    this.#closed = true;
+    this.#memory.clear();
+    this.#disk.clear();
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+}
+
+/** A file-name-safe digest of a key. */
+const digest = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 40);
