@@ -54,9 +54,17 @@ function formatValue(value: number): string {
   return String(value);
 }
 
-/** Labels in a fixed key order, so the same set always lands in the same series. */
-const keyOf = (labels: Labels) =>
-  JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+/**
+ * A series' identity: its labels in a fixed key order, so the same set always lands in the same series.
+ * Made on every request: plain concatenation, each value prefixed by its length so no two sets meet.
+ */
+function keyOf(labels: Labels): string {
+  const names = Object.keys(labels);
+  if (names.length > 1) names.sort();
+  let key = "";
+  for (const name of names) key += `${name}=${labels[name].length}:${labels[name]}`;
+  return key;
+}
 
 export class MetricsRegistry {
   readonly #families = new Map<string, Family>();

@@ -12,16 +12,18 @@ import type { SqliteDatabase, SqliteStatement } from "kysely";
 const STATEMENTS_KEPT = 256;
 
 export function adaptNodeSqlite(database: DatabaseSync): SqliteDatabase {
-  const prepared = new Map<string, StatementSync>();
+  // With whether each has columns: asking a statement for its columns builds an array each time.
+  const prepared = new Map<string, { statement: StatementSync; reader: boolean }>();
   const statementFor = (sql: string) => {
-    let statement = prepared.get(sql);
-    if (statement) prepared.delete(sql);
+    let entry = prepared.get(sql);
+    if (entry) prepared.delete(sql);
     else {
-      statement = database.prepare(sql);
+      const statement = database.prepare(sql);
+      entry = { statement, reader: statement.columns().length > 0 };
       if (prepared.size >= STATEMENTS_KEPT) prepared.delete(prepared.keys().next().value!);
     }
-    prepared.set(sql, statement);
-    return statement;
+    prepared.set(sql, entry);
+    return entry;
   };
   const params = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
   return {
@@ -30,9 +32,9 @@ export function adaptNodeSqlite(database: DatabaseSync): SqliteDatabase {
       database.close();
     },
     prepare(sql: string): SqliteStatement {
-      const statement = statementFor(sql);
+      const { statement, reader } = statementFor(sql);
       return {
-        reader: statement.columns().length > 0,
+        reader,
         all: (parameters) => statement.all(...params(parameters)),
         run: (parameters) => {
           const result = statement.run(...params(parameters));
