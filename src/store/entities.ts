@@ -455,7 +455,14 @@ export class EntitiesRepository {
           ancestors: JSON.stringify(entity.ancestors),
           task_results: JSON.stringify(entity.taskResults),
         };
-        const hash = contentHash({ ...content, details: entity.details });
+        // Provenance is left out: which task reached an entity first (a name or another resolving to
+        // the same address, say) depends on timing, and is not a change of the entity.
+        const hash = contentHash({
+          details: entity.details,
+          scoped: content.scoped,
+          hidden: content.hidden,
+          alias_group: content.alias_group,
+        });
         const old = existing.get(key);
         const isNew = versions.see(old, hash, entity.lastSeen, {
           ...content,

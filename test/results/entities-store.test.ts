@@ -198,5 +198,39 @@ for (const { dialect, skip } of await dialects()) {
       const [address] = await entities.current(collectionId, { kinds: ["IpAddress"] });
       assert.deepEqual(address.details.resolutions, ["a.test", "www.a.test"]);
     });
+
+    test("reached by another path in a later run, an unchanged entity keeps its version; a changed one does not", async () => {
+      // Which name's task reached a service first depends on timing: provenance is not content.
+      const service = (via: string, banner: string, depth: number) => ({
+        entities: [
+          staged("NetworkService", "192.0.2.1:22/tcp", {
+            details: { port: 22, banner },
+            depth,
+            ancestors: [{ name: via, type: "Service::Entity::DnsRecord" }],
+            taskResult: {
+              name: `ports:${via}`,
+              task: "ports",
+              entity_type: "Service::Entity::IpAddress",
+              entity_name: "192.0.2.1",
+              depth,
+            },
+          }),
+        ],
+        findings: [],
+        notes: [],
+      });
+      const versions = async () =>
+        (await store.db.selectFrom("entities").select("id").where("name", "=", "192.0.2.1:22/tcp").execute())
+          .length;
+      await entities.stage(6, collectionId, service("a.test", "SSH-2.0-OpenSSH_9.6", 2));
+      await entities.finishRun(6, collectionId);
+      const first = await versions();
+      await entities.stage(7, collectionId, service("www.a.test", "SSH-2.0-OpenSSH_9.6", 3));
+      await entities.finishRun(7, collectionId);
+      assert.equal(await versions(), first, "only the path differed: no new version");
+      await entities.stage(8, collectionId, service("www.a.test", "SSH-2.0-OpenSSH_9.7", 3));
+      await entities.finishRun(8, collectionId);
+      assert.equal(await versions(), first + 1, "a new banner is a new version");
+    });
   });
 }
