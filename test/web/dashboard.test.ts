@@ -247,7 +247,7 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.match(await alert.innerText(), /No collection named "nope" is visible to you/);
   });
 
-  test("the collection list shows team, scan rate and seeds; keyboard reaches the skip link", async () => {
+  test("the collection list shows team, scan rate and seeds; keyboard reaches the skip link; the data is attributed", async () => {
     await page.goto(`${t.url}/`);
     await page.getByRole("link", { name: "acme" }).waitFor();
     const row = page.locator("tbody tr", { hasText: "acme" });
@@ -255,6 +255,9 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.match(await row.innerText(), /Weekly[\s\S]*8/);
     await page.keyboard.press("Tab");
     assert.equal(await page.locator(":focus").innerText(), "Skip to content");
+    // The network data's licence asks for its attribution wherever results are shown.
+    const attribution = page.getByRole("link", { name: "IP to ASN Lite by DB-IP" });
+    assert.equal(await attribution.getAttribute("href"), "https://db-ip.com");
     await screenshot(page, "07-collections");
   });
 

@@ -97,6 +97,14 @@ export function App() {
       <main id="main" tabIndex={-1}>
         <Routes />
       </main>
+      {/* The network data's licence (CC BY 4.0) asks for this wherever results are shown. */}
+      <footer class="attribution">
+        Network owners, ASNs and countries:{" "}
+        <a href="https://db-ip.com" target="_blank" rel="noopener">
+          IP to ASN Lite by DB-IP
+        </a>{" "}
+        (CC BY 4.0), RouteViews and the RIRs, through ip-location-db.
+      </footer>
     </>
   );
 }
