@@ -34,6 +34,8 @@ export class AccountsRepository {
   readonly db: Kysely<Database>;
   readonly #verifySecret: typeof verifySecret;
   readonly #principals = new Map<string, { secretHash: string; principal: Principal; until: number }>();
+  /** Moves on every change to what a principal holds; a read that spans a change is not kept. */
+  #generation = 0;
   /** `verifySecret` is replaceable so tests can see that every failed pair costs exactly one verification. */
   constructor(db: Kysely<Database>, options: { verifySecret?: typeof verifySecret } = {}) {
     this.db = db;
@@ -71,8 +73,8 @@ export class AccountsRepository {
   }
 
   async setAccountStatus(id: number, status: AccountStatus) {
-    this.#principals.clear();
     await this.db.updateTable("accounts").set({ status }).where("id", "=", id).execute();
+    this.#forgetPrincipals();
   }
 
   async createTeam(accountId: number, name: string) {
@@ -130,21 +132,21 @@ export class AccountsRepository {
   }
 
   async addMember(teamId: number, userId: number) {
-    this.#principals.clear();
     await this.db
       .insertInto("team_members")
       .values({ team_id: teamId, user_id: userId })
       .onConflict((oc) => oc.doNothing())
       .execute();
+    this.#forgetPrincipals();
   }
 
   async removeMember(teamId: number, userId: number) {
-    this.#principals.clear();
     await this.db
       .deleteFrom("team_members")
       .where("team_id", "=", teamId)
       .where("user_id", "=", userId)
       .execute();
+    this.#forgetPrincipals();
   }
 
   /** The teams a user is a member of, by id. */
@@ -216,14 +218,23 @@ export class AccountsRepository {
 
   /** Revokes by access key or id; answers whether a live key was revoked. */
   async revokeKey(ref: string): Promise<boolean> {
-    this.#principals.clear();
     const result = await this.db
       .updateTable("api_keys")
       .set({ revoked_at: nowIso() })
       .where((eb) => (/^\d+$/.test(ref) ? eb("id", "=", Number(ref)) : eb("access_key", "=", ref)))
       .where("revoked_at", "is", null)
       .executeTakeFirst();
+    this.#forgetPrincipals();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * After a change is written: what was read before it is dropped, and a read still in flight across it
+   * is not kept (clearing before the write let a read of the old row land in the map after the clear).
+   */
+  #forgetPrincipals(): void {
+    this.#generation++;
+    this.#principals.clear();
   }
 
   /** The user behind a key pair, or undefined for an unknown, wrong or revoked pair. */
@@ -231,6 +242,7 @@ export class AccountsRepository {
     const kept = this.#principals.get(accessKey);
     if (kept && kept.until > Date.now())
       return this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
+    const generation = this.#generation;
     const row = await this.db
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
@@ -265,6 +277,7 @@ export class AccountsRepository {
           : (teamIds[0] ?? null),
       teamIds,
     };
+    if (generation !== this.#generation) return principal;
     this.#principals.delete(accessKey);
     if (this.#principals.size >= PRINCIPALS_KEPT)
       this.#principals.delete(this.#principals.keys().next().value!);
