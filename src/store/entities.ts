@@ -133,12 +133,16 @@ export function mergeDetails(earlier: Details, later: Details): Details {
   for (const [key, value] of Object.entries(later)) {
     const previous = merged[key];
     if (Array.isArray(previous) && Array.isArray(value)) {
-      const union = new Map<string, unknown>();
-      for (const item of [...previous, ...value]) union.set(JSON.stringify(item), item);
-      const alike =
-        previous.length === value.length &&
-        previous.every((item, index) => JSON.stringify(item) === JSON.stringify(value[index]));
-      if (!alike) merged[key] = [...union.keys()].sort().map((text) => union.get(text));
+      const before = previous.map((item) => JSON.stringify(item));
+      const after = value.map((item) => JSON.stringify(item));
+      const alike = before.length === after.length && before.every((text, index) => text === after[index]);
+      if (!alike) {
+        const union = new Map<string, unknown>([
+          ...before.map((text, index): [string, unknown] => [text, previous[index]]),
+          ...after.map((text, index): [string, unknown] => [text, value[index]]),
+        ]);
+        merged[key] = [...union.keys()].sort().map((text) => union.get(text));
+      }
     } else if (isPlainObject(previous) && isPlainObject(value)) {
       merged[key] = mergeDetails(previous, value);
     } else if (value !== undefined) {
