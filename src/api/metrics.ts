@@ -159,8 +159,12 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Register gauges and counters here (e.g. runs by state); they appear at GET /metrics. */
     metrics: MetricsRegistry;
+    /** Counts an answered request (for answers written outside Fastify's lifecycle, see cached-answers.ts). */
+    recordHttpRequest: RecordHttpRequest;
   }
 }
+
+export type RecordHttpRequest = (method: string, route: string, status: number, seconds: number) => void;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -205,12 +209,19 @@ export const metricsEndpoint = fp<{ metrics: MetricsRegistry; token: string }>(a
     LATENCY_BUCKETS,
   );
 
+  const record: RecordHttpRequest = (method, route, status, seconds) => {
+    requests.inc({ method, route, status: String(status) });
+    latency.observe({ method, route }, seconds);
+  };
+  app.decorate("recordHttpRequest", record);
   app.addHook("onResponse", async (request, reply) => {
     // The route template, never the raw path: one series per endpoint, whatever names clients send.
-    const route = request.routeOptions.url ?? "unmatched";
-    const method = request.method;
-    requests.inc({ method, route, status: String(reply.statusCode) });
-    latency.observe({ method, route }, reply.elapsedTime / 1000);
+    record(
+      request.method,
+      request.routeOptions.url ?? "unmatched",
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
 
   app.get("/metrics", { schema: { hide: true } }, async (request, reply) => {

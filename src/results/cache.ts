@@ -13,12 +13,27 @@
  * at start. A file found missing or of the wrong size is forgotten and the answer read again.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, createReadStream, fstatSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
+import {
+  close,
+  closeSync,
+  createReadStream,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  read,
+  readdirSync,
+  rmSync,
+} from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { type Readable, Transform, type TransformCallback } from "node:stream";
+import { type Readable, Transform, type TransformCallback, type Writable } from "node:stream";
+
+/** A cached body found: its bytes in memory, or an open descriptor of its file (the holder closes it). */
+export type CacheHit =
+  | { entry: CachedBody; memory: Buffer; fd?: undefined }
+  | { entry: CachedBody; fd: number };
 
 /** What a cached response needs besides its body: the headers that do not depend on the request URL. */
 export interface CachedHeaders {
@@ -159,12 +174,12 @@ export class ResultCache {
 
   /**
    * The cached body of a key and, for a file, an open descriptor of it (so an eviction between now and
-   * the read does not matter). A file that is gone or of another size than written is forgotten:
+   * the read does not matter; `cachedFileStream` or `writeCachedFile` closes it). A file that is gone or of another size than written is forgotten:
    * the caller reads the answer again.
    */
-  lookup(key: string): { entry: CachedBody; body: Buffer | Readable } | undefined {
+  lookup(key: string): CacheHit | undefined {
     const inMemory = this.#memory.get(key);
-    if (inMemory?.memory) return { entry: inMemory, body: inMemory.memory };
+    if (inMemory?.memory) return { entry: inMemory, memory: inMemory.memory };
     const onDisk = this.#disk.get(key);
     if (!onDisk?.file) return undefined;
     let fd: number;
@@ -179,7 +194,7 @@ export class ResultCache {
       this.#disk.delete(key);
       return undefined;
     }
-    return { entry: onDisk, body: createReadStream("", { fd, autoClose: true, highWaterMark: READ_CHUNK }) };
+    return { entry: onDisk, fd };
   }
 
   /**
@@ -276,3 +291,68 @@ export class ResultCache {
 
 /** A file-name-safe digest of a key. */
 const digest = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 40);
+
+/** A cached file's bytes as a stream (closing the descriptor at the end). */
+export function cachedFileStream(fd: number): Readable {
+  return createReadStream("", { fd, autoClose: true, highWaterMark: READ_CHUNK });
+}
+
+/**
+ * Read buffers of cached files, kept for the next response. A fresh megabyte for every read of a large
+ * answer made V8 run full garbage collections all through it (external memory counts towards its
+ * limits), which cost several times the copying itself.
+ */
+const spareChunks: Buffer[] = [];
+const SPARE_CHUNKS_KEPT = 8;
+
+/**
+ * Writes `size` bytes of a cached file to `out` and ends it, one read buffer at a time, reusing buffers
+ * once the socket has taken their bytes; stops (and closes the descriptor) if `out` closes first.
+ * A read error or a file shorter than `size` destroys `out`: its headers promised `size` bytes.
+ */
+export function writeCachedFile(fd: number, size: number, out: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    let offset = 0;
+    let reading = false;
+    let done = false;
+    let closed = false;
+    // The descriptor is closed once, and only when no read is in flight: its number could be reused.
+    const finish = (error?: Error) => {
+      if (!done) {
+        done = true;
+        if (error) out.destroy(error);
+        resolve();
+      }
+      if (reading || closed) return;
+      closed = true;
+      close(fd, () => {});
+    };
+    const release = (chunk: Buffer) => {
+      if (spareChunks.length < SPARE_CHUNKS_KEPT) spareChunks.push(chunk);
+    };
+    out.once("close", () => finish());
+    const next = () => {
+      if (done) return;
+      if (offset >= size) {
+        out.end();
+        return finish();
+      }
+      const chunk = spareChunks.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK);
+      reading = true;
+      read(fd, chunk, 0, Math.min(READ_CHUNK, size - offset), offset, (error, bytesRead) => {
+        reading = false;
+        if (done || error || bytesRead === 0) {
+          release(chunk);
+          return finish(
+            done ? undefined : (error ?? new Error(`a cached file ended ${size - offset} bytes early`)),
+          );
+        }
+        offset += bytesRead;
+        const part = bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead);
+        if (out.write(part, () => release(chunk))) next();
+        else out.once("drain", next);
+      });
+    };
+    next();
+  });
+}

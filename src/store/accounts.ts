@@ -237,11 +237,24 @@ export class AccountsRepository {
     this.#principals.clear();
   }
 
+  /**
+   * The user behind a key pair read within the last PRINCIPAL_REUSE_MS, without a query; undefined when
+   * the key is not remembered (ask `authenticate`) or the secret does not match it.
+   */
+  rememberedPrincipal(accessKey: string, secretKey: string): Principal | undefined {
+    const kept = this.#remembered(accessKey);
+    return kept && this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
+  }
+
+  #remembered(accessKey: string) {
+    const kept = this.#principals.get(accessKey);
+    return kept && kept.until > Date.now() ? kept : undefined;
+  }
+
   /** The user behind a key pair, or undefined for an unknown, wrong or revoked pair. */
   async authenticate(accessKey: string, secretKey: string): Promise<Principal | undefined> {
-    const kept = this.#principals.get(accessKey);
-    if (kept && kept.until > Date.now())
-      return this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
+    const kept = this.#remembered(accessKey);
+    if (kept) return this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
     const generation = this.#generation;
     const row = await this.db
       .selectFrom("api_keys")

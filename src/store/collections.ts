@@ -2,6 +2,7 @@
 import type { Kysely } from "kysely";
 import { nowIso } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
+import { changingCollections } from "./collection-changes.ts";
 import type { CollectionsTable, Database } from "./schema.ts";
 
 export type CollectionRow = Omit<CollectionsTable, "id"> & { id: number };
@@ -50,26 +51,28 @@ export class CollectionsRepository {
     scanRate = "auto",
     alongWith?: AlongWith<{ row: CollectionRow; added: number }>,
   ): Promise<CollectionRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const now = nowIso();
-      const row = await trx
-        .insertInto("collections")
-        .values({
-          account_id: accountId,
-          team_id: teamId,
-          name,
-          scan_rate: scanRate,
-          created_at: now,
-          updated_at: now,
-        })
-        .onConflict((oc) => oc.columns(["account_id", "name"]).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) return undefined;
-      const added = await insertSeeds(trx, row.id, seeds);
-      await alongWith?.(trx, { row, added });
-      return row;
-    });
+    return changingCollections(() =>
+      this.db.transaction().execute(async (trx) => {
+        const now = nowIso();
+        const row = await trx
+          .insertInto("collections")
+          .values({
+            account_id: accountId,
+            team_id: teamId,
+            name,
+            scan_rate: scanRate,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((oc) => oc.columns(["account_id", "name"]).doNothing())
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) return undefined;
+        const added = await insertSeeds(trx, row.id, seeds);
+        await alongWith?.(trx, { row, added });
+        return row;
+      }),
+    );
   }
 
   /**
@@ -81,37 +84,41 @@ export class CollectionsRepository {
     seeds: Seed[],
     options: { scanRate?: string; alongWith?: AlongWith<{ added: number }> } = {},
   ): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const added = await insertSeeds(trx, collectionId, seeds);
-      await trx
-        .updateTable("collections")
-        .set({
-          updated_at: nowIso(),
-          ...(options.scanRate !== undefined ? { scan_rate: options.scanRate } : {}),
-        })
-        .where("id", "=", collectionId)
-        .execute();
-      await options.alongWith?.(trx, { added });
-      return added;
-    });
+    return changingCollections(() =>
+      this.db.transaction().execute(async (trx) => {
+        const added = await insertSeeds(trx, collectionId, seeds);
+        await trx
+          .updateTable("collections")
+          .set({
+            updated_at: nowIso(),
+            ...(options.scanRate !== undefined ? { scan_rate: options.scanRate } : {}),
+          })
+          .where("id", "=", collectionId)
+          .execute();
+        await options.alongWith?.(trx, { added });
+        return added;
+      }),
+    );
   }
 
   async deleteSeeds(collectionId: number, alongWith?: AlongWith<{ deleted: number }>): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .deleteFrom("seeds")
-        .where("collection_id", "=", collectionId)
-        .executeTakeFirst();
-      const deleted = Number(result.numDeletedRows);
-      // What a collection's results read at request time (its seeds, for connections) is keyed on this.
-      await trx
-        .updateTable("collections")
-        .set({ updated_at: nowIso() })
-        .where("id", "=", collectionId)
-        .execute();
-      await alongWith?.(trx, { deleted });
-      return deleted;
-    });
+    return changingCollections(() =>
+      this.db.transaction().execute(async (trx) => {
+        const result = await trx
+          .deleteFrom("seeds")
+          .where("collection_id", "=", collectionId)
+          .executeTakeFirst();
+        const deleted = Number(result.numDeletedRows);
+        // What a collection's results read at request time (its seeds, for connections) is keyed on this.
+        await trx
+          .updateTable("collections")
+          .set({ updated_at: nowIso() })
+          .where("id", "=", collectionId)
+          .execute();
+        await alongWith?.(trx, { deleted });
+        return deleted;
+      }),
+    );
   }
 
   async seeds(collectionId: number): Promise<Seed[]> {

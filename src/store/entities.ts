@@ -13,6 +13,7 @@ import {
 } from "kysely";
 import { nowIso } from "../core/formats.ts";
 import { carriesProducts, productFacts, vulnerabilityFacts } from "../results/web-entities.ts";
+import { changingCollections } from "./collection-changes.ts";
 import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
 
 export type Details = Record<string, unknown>;
@@ -393,7 +394,8 @@ export class EntitiesRepository {
    * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
   async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
-    const summary = await this.#merge(runId, collectionId);
+    // The latest finished run changes with the merge: readers that keep it a moment read it again.
+    const summary = await changingCollections(() => this.#merge(runId, collectionId));
     // PostgreSQL plans from statistics that autovacuum refreshes only after a while; a merge that wrote
     // many versions would otherwise be read with plans made for the empty tables (nested loops over
     // whole collections). SQLite keeps no statistics unless asked and plans these reads well without.
