@@ -342,6 +342,7 @@ export class DiscoveryEngine implements RunWork {
         .seeds(run.collectionId)
         .then((seeds) => new Scope(seeds, { scanAllow, scanDeny }));
       this.#scopes.set(run.id, scope);
+      for (const module of this.#modules) module.runStarting?.(this.#settings);
       // Runs that fail never reach finish; keep the cache small.
       if (this.#scopes.size > 64) this.#scopes.delete(this.#scopes.keys().next().value!);
     }

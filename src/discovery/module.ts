@@ -120,4 +120,9 @@ export interface DiscoveryModule {
    */
   workKey?(entity: FoundEntity): string;
   run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
+  /**
+   * Called once per run in each process that works on it, when its first task there starts: to get
+   * ready (start threads, say) while the run's first tasks go on.
+   */
+  runStarting?(settings: DiscoverySettings): void;
 }

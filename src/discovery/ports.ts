@@ -7,6 +7,7 @@
 import { isIPv6 } from "node:net";
 import type { DiscoveryModule } from "./module.ts";
 import { identifyService, osFromBanner, SILENT_PORTS } from "./services.ts";
+import { probePool } from "./tcp-probe-pool.ts";
 import { type PortState, TcpProber, type TurnOutcome } from "./tcp-prober.ts";
 
 /** From this many ports a host's scan runs on the probe threads; a few ports are quicker in this thread. */
@@ -38,6 +39,10 @@ export const portScan: DiscoveryModule = {
   name: "ports",
   consumes: ["IpAddress"],
   produces: ["NetworkService"],
+  runStarting(settings) {
+    // A run's scans come after its names are resolved: the probe threads start meanwhile.
+    if (settings.ports.length >= THREADED_SCAN_PORTS) probePool().warm();
+  },
   async run(entity, ctx) {
     const address = entity.name;
     if (!ctx.mayTouch(address)) {

@@ -110,6 +110,11 @@ export class ProbePool {
     return this.#size;
   }
 
+  /** How many threads are up and take turns. */
+  get readyThreads(): number {
+    return this.#threads.filter((thread) => thread.ready).length;
+  }
+
   /** Runs a turn on the least busy thread; `done` is called once. Answers the turn's id. */
   run(turn: ProbeTurn, done: (outcome: TurnOutcome) => void): number {
     clearTimeout(this.#idle);
@@ -123,6 +128,16 @@ export class ProbePool {
       this.#here.run(id, turn, (outcome) => this.#answer(id, outcome));
     }
     return id;
+  }
+
+  /**
+   * Starts the threads before the first turn — a run that will scan starts them while its first (DNS)
+   * tasks go on, so its scans do not wait for them; unused, they are let go after IDLE_MS as ever.
+   */
+  warm(): void {
+    if (this.#broken) return;
+    while (this.#threads.length < this.#size) this.#spawn();
+    if (this.#pending.size === 0) this.#letGoWhenIdle();
   }
 
   /** Ends turns now (the run was aborted); each is still answered, with what it found. */
@@ -176,10 +191,13 @@ export class ProbePool {
     this.#pending.delete(id);
     for (const answer of outcome.answers) answer.state = asBuffer(answer.state);
     pending.done(outcome);
-    if (this.#pending.size === 0) {
-      this.#idle = setTimeout(() => this.close(), IDLE_MS);
-      this.#idle.unref();
-    }
+    if (this.#pending.size === 0) this.#letGoWhenIdle();
+  }
+
+  #letGoWhenIdle(): void {
+    clearTimeout(this.#idle);
+    this.#idle = setTimeout(() => this.close(), IDLE_MS);
+    this.#idle.unref();
   }
 
   /**

@@ -276,6 +276,28 @@ describe("TCP prober", () => {
 });
 
 describe("probe pool", () => {
+  test("warmed, the pool's first turn already runs on a probe thread", async () => {
+    // Answers every turn as probed by the thread; a turn run in this thread would probe port 1 instead.
+    const script = new URL(
+      `data:text/javascript,${encodeURIComponent(
+        'import { parentPort } from "node:worker_threads"; parentPort.postMessage({ kind: "ready" }); parentPort.on("message", (m) => { if (m.kind === "run") parentPort.postMessage({ kind: "outcomes", outcomes: m.turns.map(({ id }) => ({ id, outcome: { probed: 0, answers: [{ port: 0, state: { open: true } }] } })) }); });',
+      )}`,
+    );
+    const pool = new ProbePool({ size: 2, script });
+    try {
+      const turn = turnOf("127.0.0.1", [1], 0, 60_000);
+      const cold = await new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
+      assert.equal(cold.probed, 1, "without warming, the first turn runs here while the threads start");
+      pool.close();
+      pool.warm();
+      while (pool.readyThreads < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+      const warm = await new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
+      assert.deepEqual(warm, { probed: 0, answers: [{ port: 0, state: { open: true } }] });
+    } finally {
+      pool.close();
+    }
+  });
+
   test("a probe thread that dies gives its turn back unprobed, and later turns run in this thread", async () => {
     const lab = await startLab();
     try {
