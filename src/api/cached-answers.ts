@@ -58,7 +58,9 @@ const URLS_KEPT = 10_000;
 
 /**
  * How long a read of a collection and its latest finished run answers requests. Changes made by this
- * process show at once; by another (a worker process finishing a run, the CLI), within this bound.
+ * process show at once, and so do those of processes sharing its Redis (BullMQ mode: a worker that
+ * finished a run says so, src/runs/collection-change-relay.ts); any other (the CLI, a hand edit of the
+ * database) within this bound.
  */
 export const COLLECTION_REUSE_MS = 100;
 

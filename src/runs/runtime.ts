@@ -10,6 +10,7 @@ import type { HealthCheck } from "../api/health.ts";
 import type { MetricsRegistry } from "../api/metrics.ts";
 import { RUN_STATUSES } from "../store/schema.ts";
 import { BullRunQueue } from "./bullmq-queue.ts";
+import { type CollectionChangeRelay, relayCollectionChanges } from "./collection-change-relay.ts";
 import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
@@ -71,6 +72,7 @@ export function createRunSystem(
     metrics: options.metrics,
   });
   if (options.metrics) instrument(options.metrics, services, queue, options.work);
+  let relay: CollectionChangeRelay | undefined;
   const executes = options.role === "worker" || !queue.durable;
   const scheduler =
     options.role === "server"
@@ -89,6 +91,13 @@ export function createRunSystem(
     healthChecks: queue.healthChecks,
     async start(log) {
       coordinator.log = log;
+      // Processes sharing a queue tell each other of finished runs and changed collections.
+      if (config.redisUrl)
+        relay = relayCollectionChanges({
+          redisUrl: config.redisUrl,
+          prefix: config.redisPrefix,
+          warn: log.warn,
+        });
       if (executes && !queue.durable) {
         // Nothing of the in-process queue survived the last process: rebuild it from the store.
         await coordinator.expireOverdue();
@@ -100,6 +109,7 @@ export function createRunSystem(
     async close() {
       await scheduler?.stop();
       await coordinator.shutdown(config.shutdownGraceSeconds * 1000);
+      await relay?.close();
     },
   };
 }
