@@ -40,6 +40,8 @@ export interface Config {
   bannerMaxBytes: number;
   /** How long the port scan waits for a greeting once connected. */
   bannerTimeoutMs: number;
+  /** Port scan probes: `auto` (the native engine when it was built, else JS) or `js`. */
+  probeEngine: string;
   /** Records of one type kept per DNS name (addresses, name servers, mail exchangers, TXT, …). */
   dnsMaxRecords: number;
   /** Characters of one TXT record kept. */
@@ -109,6 +111,7 @@ export const DEFAULTS: Config = {
   httpMaxRedirects: 5,
   bannerMaxBytes: 1024,
   bannerTimeoutMs: 1500,
+  probeEngine: "auto",
   dnsMaxRecords: 100,
   dnsMaxTxtLength: 4096,
   axfrMaxRecords: 20_000,
@@ -159,6 +162,7 @@ export const ENVIRONMENT: Record<string, keyof Config> = {
   SIGHTLINE_HTTP_MAX_REDIRECTS: "httpMaxRedirects",
   SIGHTLINE_BANNER_MAX_BYTES: "bannerMaxBytes",
   SIGHTLINE_BANNER_TIMEOUT_MS: "bannerTimeoutMs",
+  SIGHTLINE_PROBE_ENGINE: "probeEngine",
   SIGHTLINE_DNS_MAX_RECORDS: "dnsMaxRecords",
   SIGHTLINE_DNS_MAX_TXT_LENGTH: "dnsMaxTxtLength",
   SIGHTLINE_AXFR_MAX_RECORDS: "axfrMaxRecords",
@@ -257,6 +261,8 @@ function check(config: Config): void {
   if (!/^[A-Za-z0-9_.-]+$/.test(config.redisPrefix))
     throw new ConfigError("SIGHTLINE_REDIS_PREFIX must be letters, digits, _ . or -");
   if (config.timeoutMs < 1) throw new ConfigError("SIGHTLINE_TIMEOUT_MS must be at least 1");
+  if (config.probeEngine !== "auto" && config.probeEngine !== "js")
+    throw new ConfigError(`SIGHTLINE_PROBE_ENGINE must be auto or js, not "${config.probeEngine}"`);
   const atLeast: Array<[keyof Config, string, number, string]> = [
     ["httpMaxBodyBytes", "SIGHTLINE_HTTP_MAX_BODY_BYTES", 1024, "bytes"],
     ["httpMaxHeaderBytes", "SIGHTLINE_HTTP_MAX_HEADER_BYTES", 1024, "bytes"],

@@ -76,6 +76,7 @@ export function discoverySettings(config: Config): DiscoverySettings {
     concurrency: config.concurrency,
     perHostConcurrency: config.perHostConcurrency,
     rateLimit: config.rateLimit,
+    probeEngine: config.probeEngine,
     limits: discoveryLimits(config),
   };
 }

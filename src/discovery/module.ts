@@ -76,6 +76,8 @@ export interface DiscoverySettings {
   concurrency: number;
   perHostConcurrency: number;
   rateLimit: number;
+  /** The port scan's probes: `auto` (native when built, the default) or `js` (SIGHTLINE_PROBE_ENGINE). */
+  probeEngine?: string;
   limits: DiscoveryLimits;
 }
 

@@ -5,7 +5,8 @@
  * run's abort signal. Open ports become NetworkService entities named "1.2.3.4:22/tcp".
  */
 import { isIPv6 } from "node:net";
-import type { DiscoveryModule } from "./module.ts";
+import type { DiscoveryModule, DiscoverySettings } from "./module.ts";
+import { type NativeProbes, nativeProbes } from "./native-probes.ts";
 import { identifyService, osFromBanner, SILENT_PORTS } from "./services.ts";
 import { probePool } from "./tcp-probe-pool.ts";
 import { type PortState, TcpProber, type TurnOutcome } from "./tcp-prober.ts";
@@ -20,6 +21,19 @@ const PORTS_PER_TURN = 16;
  * machine is busy (the thread's own event loop is what makes a turn long on loopback).
  */
 const TURN_MS = 250;
+
+/**
+ * The probe engine of a scan: the native one when it was built and the configuration allows it
+ * (`probeEngine`: `auto`, the default, or `js`), unless a rate paces every connection — that scan is
+ * slow by choice, and the JS engine reads a greeting on the connection that found the port instead of
+ * a second one, so each connection keeps a slot of its own.
+ */
+export function nativeEngine(
+  settings: Pick<DiscoverySettings, "probeEngine" | "rateLimit">,
+  available: NativeProbes | undefined,
+): NativeProbes | undefined {
+  return settings.probeEngine === "js" || settings.rateLimit > 0 ? undefined : available;
+}
 
 /** The entity name of a TCP service: "1.2.3.4:22/tcp", "[2001:db8::1]:443/tcp". */
 export function serviceName(address: string, port: number): string {
@@ -41,7 +55,8 @@ export const portScan: DiscoveryModule = {
   produces: ["NetworkService"],
   runStarting(settings) {
     // A run's scans come after its names are resolved: the probe threads start meanwhile.
-    if (settings.ports.length >= THREADED_SCAN_PORTS) probePool().warm();
+    if (settings.ports.length >= THREADED_SCAN_PORTS && !nativeEngine(settings, nativeProbes))
+      probePool().warm();
   },
   async run(entity, ctx) {
     const address = entity.name;
@@ -58,7 +73,11 @@ export const portScan: DiscoveryModule = {
     // A turn takes a share of the host's ports, so every lane has work; one port when a rate paces each connection.
     const perTurn =
       rateLimit > 0 ? 1 : Math.max(1, Math.min(PORTS_PER_TURN, Math.floor(ports.length / lanes)));
-    const prober = new TcpProber({ signal: ctx.signal, threads: ports.length >= THREADED_SCAN_PORTS });
+    const prober = new TcpProber({
+      signal: ctx.signal,
+      threads: ports.length >= THREADED_SCAN_PORTS,
+      native: nativeEngine(ctx.settings, nativeProbes),
+    });
     // Ports not yet probed, the next one last: a turn takes from the end and gives back what it left.
     const waiting = ports.toReversed();
     const open: number[] = [];
