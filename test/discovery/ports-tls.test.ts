@@ -16,34 +16,35 @@ describe("port scan and TLS against the lab", () => {
   /** Every port any lab service uses, plus closed neighbours: the scan must tell them apart. */
   const portList = () => [...new Set([...lab.truth.services.map((s) => s.port), 23, 81, 444, 8081, 9999])];
 
-  test("every open port of every host is found, with the service's banner, and no closed one", async () => {
-    const truth = lab.truth;
-    const outcomes = await Promise.all(
-      truth.hosts.map((host) =>
-        runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: portList() }),
-      ),
-    );
-    for (const [index, host] of truth.hosts.entries()) {
-      const outcome = outcomes[index];
-      const services = outcome.entities.filter((e) => e.kind === "NetworkService");
-      assert.deepEqual(
-        services.map((s) => s.details!.port).sort((a, b) => Number(a) - Number(b)),
-        host.ports,
-        `open ports of ${host.ip}`,
+  for (const probeEngine of ["auto", "js"])
+    test(`every open port of every host is found, with the service's banner, and no closed one (probe engine ${probeEngine})`, async () => {
+      const truth = lab.truth;
+      const outcomes = await Promise.all(
+        truth.hosts.map((host) =>
+          runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: portList(), probeEngine }),
+        ),
       );
-      for (const service of services) {
-        const expected = truth.services.find(
-          (s) => s.ip === host.ip && s.port === service.details!.port && s.transport === "tcp",
-        )!;
-        assert.equal(service.name, `${host.ip}:${expected.port}/tcp`);
-        assert.equal(service.details!.protocol, "tcp");
-        if (expected.banner) assert.equal(service.details!.banner, expected.banner, service.name);
-        if (expected.service === "mysql") assert.equal(service.details!.banner, expected.product);
-        if (["ssh", "smtp", "ftp", "mysql", "redis"].includes(expected.service))
-          assert.equal(service.details!.service, expected.service, service.name);
+      for (const [index, host] of truth.hosts.entries()) {
+        const outcome = outcomes[index];
+        const services = outcome.entities.filter((e) => e.kind === "NetworkService");
+        assert.deepEqual(
+          services.map((s) => s.details!.port).sort((a, b) => Number(a) - Number(b)),
+          host.ports,
+          `open ports of ${host.ip}`,
+        );
+        for (const service of services) {
+          const expected = truth.services.find(
+            (s) => s.ip === host.ip && s.port === service.details!.port && s.transport === "tcp",
+          )!;
+          assert.equal(service.name, `${host.ip}:${expected.port}/tcp`);
+          assert.equal(service.details!.protocol, "tcp");
+          if (expected.banner) assert.equal(service.details!.banner, expected.banner, service.name);
+          if (expected.service === "mysql") assert.equal(service.details!.banner, expected.product);
+          if (["ssh", "smtp", "ftp", "mysql", "redis"].includes(expected.service))
+            assert.equal(service.details!.service, expected.service, service.name);
+        }
       }
-    }
-  });
+    });
 
   test("an address the deny list covers is not touched; the run gets a note", async () => {
     const host = lab.truth.hosts.find((h) => h.ports.length > 0)!;

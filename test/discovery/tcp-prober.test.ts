@@ -8,41 +8,15 @@ import { after, before, describe, test } from "node:test";
 import { portScan } from "../../src/discovery/ports.ts";
 import { ConnectProbes, type ProbeTurn, type TurnOutcome } from "../../src/discovery/tcp-connect.ts";
 import { ProbePool, probePool } from "../../src/discovery/tcp-probe-pool.ts";
-import { Throttle } from "../../src/discovery/throttle.ts";
 import { type ModuleOutcome, runModule } from "../helpers/discovery.ts";
+import { WatchedThrottle } from "../helpers/throttle.ts";
 import { type Lab, startLab } from "../lab/index.ts";
+
+/** This file tests the JS engine; the native one has its own (native-probes.test.ts). */
+const JS = { probeEngine: "js" };
 
 /** Enough ports for a host's scan to go to the probe threads. */
 const MANY = Array.from({ length: 1100 }, (_, i) => i + 1);
-
-/** A throttle that records how many operations it let run at once, overall and per host. */
-class WatchedThrottle extends Throttle {
-  runs = 0;
-  peak = 0;
-  hostPeak = 0;
-  #now = 0;
-  readonly #hosts = new Map<string, number>();
-
-  override async run<T>(host: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return super.run(
-      host,
-      async () => {
-        this.runs++;
-        this.peak = Math.max(this.peak, ++this.#now);
-        const onHost = (this.#hosts.get(host) ?? 0) + 1;
-        this.#hosts.set(host, onHost);
-        this.hostPeak = Math.max(this.hostPeak, onHost);
-        try {
-          return await work();
-        } finally {
-          this.#now--;
-          this.#hosts.set(host, (this.#hosts.get(host) ?? 1) - 1);
-        }
-      },
-      signal,
-    );
-  }
-}
 
 /** Servers on `count` ports of 127.0.0.1 that accept and never speak; counts what they accepted. */
 async function silentPorts(count: number) {
@@ -121,8 +95,15 @@ describe("TCP prober", () => {
   test("a large scan on the probe threads finds what a small one in this thread finds, banners too", async () => {
     const host = hostWithBanners();
     const many = [...new Set([...MANY, ...host.ports])];
-    const threaded = await runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: many });
-    const here = await runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: host.ports });
+    const threaded = await runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: many, ...JS });
+    const here = await runModule(
+      portScan,
+      { kind: "IpAddress", name: host.ip },
+      {
+        ports: host.ports,
+        ...JS,
+      },
+    );
     assert.deepEqual(openPorts(threaded), host.ports);
     assert.deepEqual(openPorts(here), host.ports);
     const banners = (outcome: ModuleOutcome) =>
@@ -150,7 +131,13 @@ describe("TCP prober", () => {
         runModule(
           portScan,
           { kind: "IpAddress", name: h.ip },
-          { ports: [...new Set([...MANY, ...h.ports])], throttle, concurrency: 5, perHostConcurrency: 3 },
+          {
+            ports: [...new Set([...MANY, ...h.ports])],
+            throttle,
+            concurrency: 5,
+            perHostConcurrency: 3,
+            ...JS,
+          },
         ),
       ),
     );
@@ -167,7 +154,7 @@ describe("TCP prober", () => {
     const outcome = await runModule(
       portScan,
       { kind: "IpAddress", name: host.ip },
-      { ports, throttle, rateLimit: 100_000, perHostConcurrency: 50 },
+      { ports, throttle, rateLimit: 100_000, perHostConcurrency: 50, ...JS },
     );
     assert.deepEqual(openPorts(outcome), host.ports);
     assert.ok(throttle.runs >= ports.length, `one slot per connection: ${throttle.runs} slots`);
@@ -181,7 +168,7 @@ describe("TCP prober", () => {
       const scan = runModule(
         portScan,
         { kind: "IpAddress", name: "127.0.0.1" },
-        { ports: servers.ports, perHostConcurrency: 4, timeoutMs: 10_000, signal: controller.signal },
+        { ports: servers.ports, perHostConcurrency: 4, timeoutMs: 10_000, signal: controller.signal, ...JS },
       );
       while (servers.accepted.length < 4) await new Promise((resolve) => setTimeout(resolve, 5));
       controller.abort();
