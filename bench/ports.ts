@@ -20,6 +20,7 @@ import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { DEFAULTS } from "../src/config.ts";
+import { nativeProbes } from "../src/discovery/native-probes.ts";
 import { parsePortSpec } from "../src/discovery/port-lists.ts";
 import { portScan } from "../src/discovery/ports.ts";
 import { probePool } from "../src/discovery/tcp-probe-pool.ts";
@@ -29,6 +30,8 @@ import { exec, NOT_INSTALLED, startLabProcess, which } from "./lib/peer.ts";
 
 const HOSTS = Number(process.env.BENCH_SCAN_HOSTS ?? 64);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_SCAN_ROUNDS ?? 3));
+/** `auto` (the native engine when built) or `js`, as SIGHTLINE_PROBE_ENGINE chooses for a run. */
+const PROBE_ENGINE = process.env.SIGHTLINE_PROBE_ENGINE ?? DEFAULTS.probeEngine;
 
 interface Measured<T> {
   value: T;
@@ -71,6 +74,7 @@ async function sightlineScan(targets: string[], ports: number[]) {
     concurrency: DEFAULTS.concurrency,
     perHostConcurrency: DEFAULTS.perHostConcurrency,
     rateLimit: DEFAULTS.rateLimit,
+    probeEngine: PROBE_ENGINE,
   };
   // One throttle and one scope for the whole scan, as a run has.
   const throttle = new Throttle(settings);
@@ -125,6 +129,7 @@ export const portsBench = {
           // Again on the threads just started, as a server does for 30 s after a scan.
           warm.push(await measured("self", () => sightlineScan(targets, ports)));
           probePool().close();
+          nativeProbes?.stop();
         };
         const peer = async () => {
           if (nmap) peers.push(await measured("children", () => nmapScan(nmap, targets, ports)));
@@ -137,11 +142,15 @@ export const portsBench = {
         const middle = median(rounds);
         return `| ${name} | ${seconds(middle.seconds)} | ${seconds(middle.cpu)} | ${middle.value.size} | ${missed(rounds)} |`;
       };
+      const engine =
+        nativeProbes && PROBE_ENGINE !== "js"
+          ? "probes by the native engine (src/discovery/native: C, its own threads, one per core, at most 4)"
+          : `probes by the JS engine on ${probePool().size} probe threads (one per core, at most 4)`;
       const lines = [
         `## ${this.name}`,
         "",
         `${targets.length} lab hosts × ${ports.length} ports (top1000) = ${targets.length * ports.length} probes; ${truth.size} ports are open. ${ROUNDS} rounds, the scanners taking turns; the median round of each is shown.`,
-        `Sightline: default limits (concurrency ${DEFAULTS.concurrency}, ${DEFAULTS.perHostConcurrency} per host, timeout ${DEFAULTS.timeoutMs} ms), banners read, probes on ${probePool().size} probe threads (one per core, at most 4). nmap: \`-sT -n -Pn -T4\`, one thread.`,
+        `Sightline: default limits (concurrency ${DEFAULTS.concurrency}, ${DEFAULTS.perHostConcurrency} per host, timeout ${DEFAULTS.timeoutMs} ms), banners read, ${engine}. nmap: \`-sT -n -Pn -T4\`, one thread.`,
         `Both are bound by CPU on loopback; Sightline spreads its work over cores, nmap spends less CPU in all, so other work on the machine slows Sightline more (1-minute load average before the rounds: ${load.toFixed(2)} on ${cpus().length} cores).`,
         "",
         "| scanner | wall time | CPU time (user + system) | open ports found | missed (of the lab's, worst round) |",
