@@ -7,8 +7,9 @@
  * grabbing.
  *
  * On loopback both are bound by the CPU, mostly the kernel's socket, connect and close (Sightline's
- * probes use Node's TCP handle, not net.Socket: src/discovery/tcp-connect.ts), and one figure from a
- * shared machine is noisy, so the scanners take turns for a few rounds (BENCH_SCAN_ROUNDS, default 3)
+ * probes run in C when `npm ci` built the native engine, src/discovery/native; else on Node's TCP
+ * handle, src/discovery/tcp-connect.ts; SIGHTLINE_PROBE_ENGINE=js measures the latter), and one figure
+ * from a shared machine is noisy, so the scanners take turns for a few rounds (BENCH_SCAN_ROUNDS, default 3)
  * and the median of each is compared. Sightline's probe threads are let go after each round, so every
  * round pays their start as nmap pays its own; a second Sightline scan in the round, on the threads
  * already running, shows what that start costs — and is what a run's scans see: a run starts the
@@ -151,7 +152,7 @@ export const portsBench = {
         "",
         `${targets.length} lab hosts × ${ports.length} ports (top1000) = ${targets.length * ports.length} probes; ${truth.size} ports are open. ${ROUNDS} rounds, the scanners taking turns; the median round of each is shown.`,
         `Sightline: default limits (concurrency ${DEFAULTS.concurrency}, ${DEFAULTS.perHostConcurrency} per host, timeout ${DEFAULTS.timeoutMs} ms), banners read, ${engine}. nmap: \`-sT -n -Pn -T4\`, one thread.`,
-        `Both are bound by CPU on loopback; Sightline spreads its work over cores, nmap spends less CPU in all, so other work on the machine slows Sightline more (1-minute load average before the rounds: ${load.toFixed(2)} on ${cpus().length} cores).`,
+        `Both are bound by CPU on loopback; Sightline spreads its work over cores, nmap runs on one, so other work on the machine slows Sightline more (1-minute load average before the rounds: ${load.toFixed(2)} on ${cpus().length} cores).`,
         "",
         "| scanner | wall time | CPU time (user + system) | open ports found | missed (of the lab's, worst round) |",
         "|---|---|---|---|---|",

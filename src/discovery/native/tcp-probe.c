@@ -156,6 +156,20 @@ static void settle(turn *t, int state) {
   t->fd = -1;
 }
 
+/* Room for one more active turn and its pollfd (the wake pipe's is first); 0 when memory ran out. */
+static int make_room(worker *w) {
+  if (w->active_count < w->active_capacity) return 1;
+  uint32_t capacity = w->active_capacity ? w->active_capacity * 2 : 64;
+  turn **active = realloc(w->active, capacity * sizeof *active);
+  if (!active) return 0;
+  w->active = active;
+  struct pollfd *polls = realloc(w->polls, (capacity + 1) * sizeof *polls);
+  if (!polls) return 0; /* the larger active array is kept; capacity stays as the smaller */
+  w->polls = polls;
+  w->active_capacity = capacity;
+  return 1;
+}
+
 static void *run_worker(void *arg) {
   worker *w = arg;
   turn *ended = NULL;
@@ -182,11 +196,14 @@ static void *run_worker(void *arg) {
     for (turn *t = reversed, *next; t; t = next) {
       next = t->next;
       t->started = now;
-      if (start_next(t, now)) {
-        if (w->active_count == w->active_capacity) {
-          w->active_capacity = w->active_capacity ? w->active_capacity * 2 : 64;
-          w->active = realloc(w->active, w->active_capacity * sizeof *w->active);
-        }
+      if (start_next(t, now) && !make_room(w)) {
+        /* Out of memory: the turn ends here, its port in flight unanswered (the scan gives it to another turn). */
+        t->next_port--;
+        release(t->fd, 0);
+        t->fd = -1;
+        t->next = ended;
+        ended = t;
+      } else if (t->fd >= 0) {
         w->active[w->active_count++] = t;
       } else {
         t->next = ended;
@@ -200,9 +217,11 @@ static void *run_worker(void *arg) {
       ended = NULL;
     }
 
-    if (w->polls_capacity < w->active_count + 1) {
-      w->polls_capacity = w->active_count + 64;
-      w->polls = realloc(w->polls, w->polls_capacity * sizeof *w->polls);
+    if (!w->polls && !make_room(w)) {
+      /* Not even room to wait on the wake pipe: try again shortly. */
+      struct timespec pause = {0, 10 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+      continue;
     }
     w->polls[0] = (struct pollfd){.fd = w->wake[0], .events = POLLIN};
     double soonest = -1;
@@ -266,6 +285,12 @@ static void answer(napi_env env, napi_value callback, void *context, void *data)
           napi_create_typedarray(env, napi_uint8_array, t->count, buffer, 0, &states) == napi_ok) {
         memcpy(bytes, t->states, t->count);
         napi_resolve_deferred(env, t->deferred, states);
+      } else {
+        /* Never left pending: the caller hears that the turn failed. */
+        napi_value message, error;
+        napi_create_string_utf8(env, "a probe turn's answer could not be made", NAPI_AUTO_LENGTH, &message);
+        napi_create_error(env, NULL, message, &error);
+        napi_reject_deferred(env, t->deferred, error);
       }
     }
     if (t->prev_pending) t->prev_pending->next_pending = t->next_pending;
@@ -411,8 +436,15 @@ static napi_value probe(napi_env env, napi_callback_info info) {
     return throw_error(env, "probe: not an IPv4 or IPv6 address");
 
   turn *t = calloc(1, sizeof *t);
-  t->ports = malloc(count * sizeof *t->ports + 1);
-  t->states = calloc(count + 1, 1);
+  if (t) {
+    t->ports = malloc(count * sizeof *t->ports + 1);
+    t->states = calloc(count + 1, 1);
+  }
+  if (!t || !t->ports || !t->states) {
+    if (t) free_turn(t);
+    freeaddrinfo(found);
+    return throw_error(env, "probe: out of memory");
+  }
   memcpy(&t->address, found->ai_addr, found->ai_addrlen);
   t->address_length = found->ai_addrlen;
   freeaddrinfo(found);
