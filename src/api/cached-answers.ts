@@ -18,12 +18,14 @@
 import { close } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
+import { setBounded } from "../core/bounded-map.ts";
 import type { CacheHit, ResultCache } from "../results/cache.ts";
 import { writeCachedFile } from "../results/cache.ts";
 import type { Page, ResultQueries } from "../results/query.ts";
-import { type Encoding, negotiateEncoding } from "../results/stream.ts";
+import { negotiateEncoding } from "../results/stream.ts";
 import type { AccountsRepository } from "../store/accounts.ts";
 import { collectionsGeneration } from "../store/collection-changes.ts";
+import { cachedAnswerHeaders, matchesEtag, nextPageLink, resultCacheKey } from "./list-answers.ts";
 import { REQUEST_ID_HEADER, requestId } from "./logging.ts";
 import type { RecordHttpRequest } from "./metrics.ts";
 
@@ -43,15 +45,6 @@ export interface KnownList {
 
 /** The collection row with its latest finished run, as the results read it. */
 export type CollectionWithRun = NonNullable<Awaited<ReturnType<ResultQueries["collectionWithLatestRun"]>>>;
-
-/** What an answer is made of, from the results module (so both paths make the same key and headers). */
-export interface ListAnswering {
-  cacheKey(list: KnownList, collection: CollectionWithRun, encoding: Encoding): string;
-  nextPageLink(url: string, page: Page, total: number): string | undefined;
-  matchesEtag(header: string | undefined, etag: string): boolean;
-  /** Counts an answer in the result cache's metrics. */
-  answered(outcome: "hit" | "not_modified"): void;
-}
 
 /** URLs, and collections read for them, remembered at most (the oldest are forgotten first). */
 const URLS_KEPT = 10_000;
@@ -78,7 +71,8 @@ export class CachedAnswers {
   readonly #accounts: AccountsRepository;
   readonly #queries: ResultQueries;
   readonly #cache: ResultCache;
-  readonly #answering: ListAnswering;
+  /** Counts an answer in the result cache's metrics. */
+  readonly #answered: (outcome: "hit" | "not_modified") => void;
   readonly #record: RecordHttpRequest;
   readonly #log: Logger;
   #stopped = false;
@@ -87,14 +81,14 @@ export class CachedAnswers {
     accounts: AccountsRepository;
     queries: ResultQueries;
     cache: ResultCache;
-    answering: ListAnswering;
+    answered: (outcome: "hit" | "not_modified") => void;
     record: RecordHttpRequest;
     log: Logger;
   }) {
     this.#accounts = options.accounts;
     this.#queries = options.queries;
     this.#cache = options.cache;
-    this.#answering = options.answering;
+    this.#answered = options.answered;
     this.#record = options.record;
     this.#log = options.log;
   }
@@ -126,9 +120,7 @@ export class CachedAnswers {
 
   /** Remembers a URL Fastify has just answered from the cache. */
   remember(url: string, list: KnownList): void {
-    if (this.#known.has(url)) return;
-    if (this.#known.size >= URLS_KEPT) this.#known.delete(this.#known.keys().next().value!);
-    this.#known.set(url, list);
+    if (!this.#known.has(url)) setBounded(this.#known, url, list, URLS_KEPT);
   }
 
   /**
@@ -144,9 +136,8 @@ export class CachedAnswers {
     const value = await this.#queries.collectionWithLatestRun(accountId, name);
     // A read that spans a change is used once, not kept.
     if (collectionsGeneration() !== generation) return value;
-    this.#collections.delete(key);
-    if (this.#collections.size >= URLS_KEPT) this.#collections.delete(this.#collections.keys().next().value!);
-    this.#collections.set(key, { value, generation, until: performance.now() + COLLECTION_REUSE_MS });
+    const until = performance.now() + COLLECTION_REUSE_MS;
+    setBounded(this.#collections, key, { value, generation, until }, URLS_KEPT);
     return value;
   }
 
@@ -165,7 +156,10 @@ export class CachedAnswers {
     const collection = await this.#collection(principal.accountId, list.collectionName);
     if (!collection?.latestRun || !principal.teamIds.includes(collection.team_id)) return false;
     const encoding = negotiateEncoding(headers["accept-encoding"]);
-    const hit = this.#cache.lookup(this.#answering.cacheKey(list, collection, encoding));
+    // The key Fastify made for this URL: nothing read besides the run (see KnownList).
+    const hit = this.#cache.lookup(
+      resultCacheKey(list.path, collection, collection.latestRun, list.query, encoding, [undefined]),
+    );
     if (!hit) return false;
     this.#write(request, response, list, hit, started);
     return true;
@@ -192,21 +186,14 @@ export class CachedAnswers {
       },
       "incoming request",
     );
-    response.setHeader("x-total-count", String(entry.headers.total));
     // The link depends on the URL, the page and the total: made once per URL and total.
     if (list.link?.total !== entry.headers.total)
       list.link = {
         total: entry.headers.total,
-        value: this.#answering.nextPageLink(request.url ?? "", list.page, entry.headers.total),
+        value: nextPageLink(request.url ?? "", list.page, entry.headers.total),
       };
-    const link = list.link.value;
-    if (link) response.setHeader("link", link);
-    response.setHeader("vary", "Accept-Encoding");
-    response.setHeader("etag", entry.etag);
-    response.setHeader("x-cache", "HIT");
-    response.setHeader(REQUEST_ID_HEADER, reqId);
-    const notModified = this.#answering.matchesEtag(request.headers["if-none-match"], entry.etag);
-    this.#answering.answered(notModified ? "not_modified" : "hit");
+    const notModified = matchesEtag(request.headers["if-none-match"], entry.etag);
+    this.#answered(notModified ? "not_modified" : "hit");
     response.on("finish", () => {
       const seconds = (performance.now() - started) / 1000;
       this.#record("GET", list.route, response.statusCode, seconds);
@@ -215,17 +202,15 @@ export class CachedAnswers {
         "request completed",
       );
     });
+    response.writeHead(notModified ? 304 : 200, {
+      ...cachedAnswerHeaders(entry, list.link.value, notModified),
+      [REQUEST_ID_HEADER]: reqId,
+    });
     if (notModified) {
       if (hit.fd !== undefined) close(hit.fd, () => {});
-      response.writeHead(304).end();
+      response.end();
       return;
     }
-    response.setHeader("content-type", entry.headers.contentType);
-    if (entry.headers.contentDisposition)
-      response.setHeader("content-disposition", entry.headers.contentDisposition);
-    if (entry.headers.contentEncoding) response.setHeader("content-encoding", entry.headers.contentEncoding);
-    response.setHeader("content-length", String(entry.size));
-    response.writeHead(200);
     if (hit.fd === undefined) response.end(hit.memory);
     else void writeCachedFile(hit.fd, entry.size, response);
   }

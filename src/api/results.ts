@@ -47,6 +47,13 @@ import type { CollectionRow } from "../store/collections.ts";
 import { VulnerabilityRepository } from "../vulns/repository.ts";
 import { CachedAnswers } from "./cached-answers.ts";
 import { visibleCollection } from "./collections.ts";
+import {
+  cachedAnswerHeaders,
+  matchesEtag,
+  nextPageLink,
+  representationHeaders,
+  resultCacheKey,
+} from "./list-answers.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
 
 const Geolocation = Type.Object(
@@ -209,17 +216,6 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, t
   if (link) reply.header("Link", link);
 }
 
-/** The Link header to the page after this one, if there is more. */
-export function nextPageLink(requestUrl: string, page: Page, total: number): string | undefined {
-  if (page.limit === undefined) return undefined;
-  const next = (page.offset ?? 0) + page.limit;
-  if (next >= total) return undefined;
-  const url = new URL(requestUrl, "http://placeholder");
-  url.searchParams.set("limit", String(page.limit));
-  url.searchParams.set("offset", String(next));
-  return `<${url.pathname}${url.search}>; rel="next"`;
-}
-
 /** Writes a result body as a stream, compressed when the client accepts it; `keep` sees the bytes sent. */
 async function sendBody(
   request: FastifyRequest,
@@ -243,43 +239,24 @@ async function sendBody(
     contentEncoding: encoding === "identity" ? undefined : encoding,
     total: Number(reply.getHeader("X-Total-Count") ?? 0),
   };
-  representationHeaders(reply, headers);
+  reply.headers(representationHeaders(headers));
   const body = bodyStream(rest(), encoding);
   if (!options.keep) return reply.send(body);
   // pipeline: an aborted response destroys the body stream, and a failing body the keeper (nothing kept).
   return reply.send(pipeline(body, options.keep(headers), () => {}));
 }
 
-/** The headers a body carries whether it is read or cached. */
-function representationHeaders(reply: FastifyReply, headers: CachedHeaders) {
-  reply.type(headers.contentType);
-  if (headers.contentDisposition) reply.header("Content-Disposition", headers.contentDisposition);
-  reply.header("Vary", "Accept-Encoding");
-  if (headers.contentEncoding) reply.header("Content-Encoding", headers.contentEncoding);
-}
-
-/** Whether an If-None-Match header names the ETag (weak comparison, as RFC 9110 asks for GET). */
-export function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === "*") return true;
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
-}
-
 /** A cached answer: 304 when the client has it, else its bytes, with the headers it was first sent with. */
 function sendCached(request: FastifyRequest, reply: FastifyReply, page: Page, hit: CacheHit) {
   const { entry } = hit;
-  pageHeaders(request, reply, page, entry.headers.total);
-  representationHeaders(reply, entry.headers);
-  reply.header("ETag", entry.etag);
-  reply.header("X-Cache", "HIT");
-  if (matchesEtag(request.headers["if-none-match"], entry.etag)) {
+  const notModified = matchesEtag(request.headers["if-none-match"], entry.etag);
+  reply.headers(
+    cachedAnswerHeaders(entry, nextPageLink(request.url, page, entry.headers.total), notModified),
+  );
+  if (notModified) {
     if (hit.fd !== undefined) close(hit.fd, () => {});
-    reply.removeHeader("Content-Type");
-    reply.removeHeader("Content-Disposition");
-    reply.removeHeader("Content-Encoding");
     return reply.code(304).send();
   }
-  reply.header("Content-Length", String(entry.size));
   return reply.send(hit.fd === undefined ? hit.memory : cachedFileStream(hit.fd));
 }
 
@@ -320,39 +297,6 @@ interface ListRoute {
   readsBesidesRun?(collection: CollectionRow): Promise<string>;
 }
 
-/**
- * What a list's answer is a function of. A finished run's results never change; besides the run, a list
- * reads at request time only the collection (`created_at` makes a collection deleted and made again
- * under the same name another key even where an id could come back) and, for connections, its seeds
- * (read for the key: `readsBesidesRun`). Entity flags (hidden, scoped) are written by runs only.
- * The vulnerability database, which `sightline vulndb import` changes from another process, is read by
- * the vulnerabilities list, which is therefore not cached.
- */
-export function resultCacheKey(
-  path: string,
-  collection: Pick<CollectionRow, "id" | "name" | "created_at" | "updated_at">,
-  run: ResultRun,
-  query: object,
-  encoding: Encoding,
-  besidesRun: unknown[] = [],
-): string {
-  const normalised = Object.entries(query)
-    .filter(([, value]) => value !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([
-    path,
-    collection.id,
-    collection.name,
-    collection.created_at,
-    collection.updated_at,
-    run.runId,
-    run.finishedAt,
-    normalised,
-    encoding,
-    besidesRun,
-  ]);
-}
-
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { collections } = app.services;
   const queries = new ResultQueries(app.services.store.db);
@@ -389,15 +333,9 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     accounts: app.services.accounts,
     queries,
     cache,
-    answering: {
-      cacheKey: (list, collection, encoding) =>
-        resultCacheKey(list.path, collection, collection.latestRun!, list.query, encoding, [undefined]),
-      nextPageLink,
-      matchesEtag,
-      answered: (outcome) => {
-        cacheAnswers.inc({ outcome });
-        directAnswers.inc();
-      },
+    answered: (outcome) => {
+      cacheAnswers.inc({ outcome });
+      directAnswers.inc();
     },
     record: app.recordHttpRequest,
     log: app.log,

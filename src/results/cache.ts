@@ -1,7 +1,7 @@
 /**
  * Rendered result bodies kept per process. A finished run's results never change, so a response is a
  * function of its key (collection, run, endpoint, query, format, encoding, and whatever else the route
- * reads at request time — see `resultCacheKey` in src/api/results.ts); the bytes written for the first
+ * reads at request time — see `resultCacheKey` in src/api/list-answers.ts); the bytes written for the first
  * request of a key are answered again to the next ones without reading the database.
  *
  * Small bodies live in memory, larger ones in files under `<data dir>/result-cache/<process>/`: the first
