@@ -12,6 +12,7 @@
  */
 import type { Counter, MetricsRegistry } from "../api/metrics.ts";
 import type { Config } from "../config.ts";
+import { setBounded } from "../core/bounded-map.ts";
 import { strings } from "../core/details.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
@@ -342,10 +343,9 @@ export class DiscoveryEngine implements RunWork {
       scope = this.#dependencies.collections
         .seeds(run.collectionId)
         .then((seeds) => new Scope(seeds, { scanAllow, scanDeny }));
-      this.#scopes.set(run.id, scope);
-      for (const module of this.#modules) module.runStarting?.(this.#settings);
       // Runs that fail never reach finish; keep the cache small.
-      if (this.#scopes.size > 64) this.#scopes.delete(this.#scopes.keys().next().value!);
+      setBounded(this.#scopes, run.id, scope, 64);
+      for (const module of this.#modules) module.runStarting?.(this.#settings);
     }
     return scope;
   }

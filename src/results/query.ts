@@ -11,6 +11,7 @@
  * adds new ones, it never changes what run N saw.
  */
 import { type CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import { setBounded } from "../core/bounded-map.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import type { CollectionRow } from "../store/collections.ts";
 import {
@@ -219,8 +220,7 @@ export class ResultQueries {
     if (!found) {
       found = compute();
       found.catch(() => this.#counts.delete(key));
-      if (this.#counts.size >= COUNTS_KEPT) this.#counts.delete(this.#counts.keys().next().value!);
-      this.#counts.set(key, found);
+      setBounded(this.#counts, key, found, COUNTS_KEPT);
     }
     return found;
   }

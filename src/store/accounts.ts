@@ -1,5 +1,6 @@
 /** Repository of accounts, teams, users, memberships and API keys. */
 import type { Kysely } from "kysely";
+import { setBounded } from "../core/bounded-map.ts";
 import { nowIso } from "../core/formats.ts";
 import { DECOY_HASH, generateAccessKey, generateSecretKey, hashSecret, verifySecret } from "./keys.ts";
 import type { AccountStatus, Database } from "./schema.ts";
@@ -291,14 +292,12 @@ export class AccountsRepository {
       teamIds,
     };
     if (generation !== this.#generation) return principal;
-    this.#principals.delete(accessKey);
-    if (this.#principals.size >= PRINCIPALS_KEPT)
-      this.#principals.delete(this.#principals.keys().next().value!);
-    this.#principals.set(accessKey, {
-      secretHash: row.secret_hash,
-      principal,
-      until: Date.now() + PRINCIPAL_REUSE_MS,
-    });
+    setBounded(
+      this.#principals,
+      accessKey,
+      { secretHash: row.secret_hash, principal, until: Date.now() + PRINCIPAL_REUSE_MS },
+      PRINCIPALS_KEPT,
+    );
     return principal;
   }
 }

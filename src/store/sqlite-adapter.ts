@@ -8,6 +8,7 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
+import { setBounded } from "../core/bounded-map.ts";
 
 const STATEMENTS_KEPT = 256;
 
@@ -16,13 +17,11 @@ export function adaptNodeSqlite(database: DatabaseSync): SqliteDatabase {
   const prepared = new Map<string, { statement: StatementSync; reader: boolean }>();
   const statementFor = (sql: string) => {
     let entry = prepared.get(sql);
-    if (entry) prepared.delete(sql);
-    else {
+    if (!entry) {
       const statement = database.prepare(sql);
       entry = { statement, reader: statement.columns().length > 0 };
-      if (prepared.size >= STATEMENTS_KEPT) prepared.delete(prepared.keys().next().value!);
     }
-    prepared.set(sql, entry);
+    setBounded(prepared, sql, entry, STATEMENTS_KEPT);
     return entry;
   };
   const params = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
