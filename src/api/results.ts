@@ -8,13 +8,14 @@
  */
 
 import { close } from "node:fs";
+import type { OutgoingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import { pipeline, type Transform } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
 import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
-import { type CachedHeaders, type CacheHit, cachedFileStream, ResultCache } from "../results/cache.ts";
+import { type CachedHeaders, type CacheHit, ResultCache, writeCachedFile } from "../results/cache.ts";
 import { entityFields } from "../results/common.ts";
 import { ConnectionItem, connectionsOf } from "../results/connections.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
@@ -54,6 +55,7 @@ import {
   representationHeaders,
   resultCacheKey,
 } from "./list-answers.ts";
+import { REQUEST_ID_HEADER } from "./logging.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
 
 const Geolocation = Type.Object(
@@ -257,7 +259,16 @@ function sendCached(request: FastifyRequest, reply: FastifyReply, page: Page, hi
     if (hit.fd !== undefined) close(hit.fd, () => {});
     return reply.code(304).send();
   }
-  return reply.send(hit.fd === undefined ? hit.memory : cachedFileStream(hit.fd));
+  if (hit.fd === undefined) return reply.send(hit.memory);
+  // A file goes out as the answers before the framework send it, in reused read buffers: a stream of
+  // fresh ones left the size of the body in garbage (its peak RSS grew with the collection). A hijacked
+  // reply still runs onResponse (metrics, the completion log) but not onSend, which sets the request id.
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    ...(reply.getHeaders() as OutgoingHttpHeaders),
+    [REQUEST_ID_HEADER]: request.id,
+  });
+  return writeCachedFile(hit.fd, hit.entry.size, reply.raw);
 }
 
 /** The 200 response of a list: the envelope, or the same rows as CSV or NDJSON. */

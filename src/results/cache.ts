@@ -13,22 +13,12 @@
  * at start. A file found missing or of the wrong size is forgotten and the answer read again.
  */
 import { createHash, randomBytes } from "node:crypto";
-import {
-  close,
-  closeSync,
-  createReadStream,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  read,
-  readdirSync,
-  rmSync,
-} from "node:fs";
+import { close, closeSync, fstatSync, mkdirSync, openSync, read, readdirSync, rmSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { type Readable, Transform, type TransformCallback, type Writable } from "node:stream";
+import { Transform, type TransformCallback, type Writable } from "node:stream";
 
 /** A cached body found: its bytes in memory, or an open descriptor of its file (the holder closes it). */
 export type CacheHit =
@@ -174,7 +164,7 @@ export class ResultCache {
 
   /**
    * The cached body of a key and, for a file, an open descriptor of it (so an eviction between now and
-   * the read does not matter; `cachedFileStream` or `writeCachedFile` closes it). A file that is gone or of another size than written is forgotten:
+   * the read does not matter; `writeCachedFile` closes it). A file that is gone or of another size than written is forgotten:
    * the caller reads the answer again.
    */
   lookup(key: string): CacheHit | undefined {
@@ -291,11 +281,6 @@ export class ResultCache {
 
 /** A file-name-safe digest of a key. */
 const digest = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 40);
-
-/** A cached file's bytes as a stream (closing the descriptor at the end). */
-export function cachedFileStream(fd: number): Readable {
-  return createReadStream("", { fd, autoClose: true, highWaterMark: READ_CHUNK });
-}
 
 /**
  * Read buffers of cached files, kept for the next response. A fresh megabyte for every read of a large

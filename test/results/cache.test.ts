@@ -308,6 +308,28 @@ for (const { dialect, skip } of await dialects()) {
       assert.ok(cacheFiles(t).reduce((sum, file) => sum + file.size, 0) <= 400_000);
     });
 
+    test("a file answered by the framework has the first answer's headers, the client's request id, and is counted", async () => {
+      const path = "/api/collections/acme/hosts?limit=400&offset=10";
+      const route = 'route="/api/collections/:collection_name/hosts",status="200"';
+      const counted = async () =>
+        sample(
+          (await t.request("GET", "/metrics", { keys: null })).text,
+          `sightline_http_requests_total{method="GET",${route}}`,
+        ) ?? 0;
+      const first = await rawGet(t, path, {});
+      assert.equal(cacheState(first), "MISS");
+      const before = await counted();
+      const second = await rawGet(t, path, { "X-Request-Id": "file-hit-7" });
+      assert.equal(cacheState(second), "HIT");
+      assert.deepEqual(second.body, first.body);
+      assert.equal(second.headers["x-request-id"], "file-hit-7");
+      assert.equal(second.headers["content-length"], String(first.body.length));
+      for (const name of ["content-type", "vary", "x-total-count", "link"])
+        assert.equal(second.headers[name], first.headers[name], name);
+      assert.match(String(second.headers.etag), /^"[A-Za-z0-9_-]+"$/);
+      assert.equal(await counted(), before + 1, "counted once in the request metrics");
+    });
+
     test("a removed or truncated file is read again from the database", async () => {
       const path = "/api/collections/acme/issues";
       const first = await rawGet(t, path, {});
