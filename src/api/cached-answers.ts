@@ -75,6 +75,7 @@ export class CachedAnswers {
   readonly #answered: (outcome: "hit" | "not_modified") => void;
   readonly #record: RecordHttpRequest;
   readonly #log: Logger;
+  readonly #clientAddress: (request: IncomingMessage) => string | undefined;
   #stopped = false;
 
   constructor(options: {
@@ -84,6 +85,8 @@ export class CachedAnswers {
     answered: (outcome: "hit" | "not_modified") => void;
     record: RecordHttpRequest;
     log: Logger;
+    /** The client's address as Fastify's `request.ip` gives it (X-Forwarded-For from trusted proxies). */
+    clientAddress: (request: IncomingMessage) => string | undefined;
   }) {
     this.#accounts = options.accounts;
     this.#queries = options.queries;
@@ -91,6 +94,7 @@ export class CachedAnswers {
     this.#answered = options.answered;
     this.#record = options.record;
     this.#log = options.log;
+    this.#clientAddress = options.clientAddress;
   }
 
   /** Puts this in front of the framework's request handler on `server`. */
@@ -180,7 +184,7 @@ export class CachedAnswers {
         req: {
           method: request.method,
           url: request.url,
-          ip: request.socket.remoteAddress,
+          ip: this.#clientAddress(request),
           headers: request.headers,
         },
       },

@@ -8,9 +8,10 @@
  */
 
 import { close } from "node:fs";
-import type { OutgoingHttpHeaders } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import { pipeline, type Transform } from "node:stream";
+import proxyAddr from "@fastify/proxy-addr";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
@@ -248,6 +249,13 @@ async function sendBody(
   return reply.send(pipeline(body, options.keep(headers), () => {}));
 }
 
+/** The client's address of a raw request as Fastify's `request.ip` makes it with the same trusted proxies. */
+function clientAddressOf(trustedProxies: string[]): (request: IncomingMessage) => string | undefined {
+  if (trustedProxies.length === 0) return (request) => request.socket.remoteAddress;
+  const trusted = proxyAddr.compile(trustedProxies);
+  return (request) => proxyAddr(request, trusted);
+}
+
 /** A cached answer: 304 when the client has it, else its bytes, with the headers it was first sent with. */
 function sendCached(request: FastifyRequest, reply: FastifyReply, page: Page, hit: CacheHit) {
   const { entry } = hit;
@@ -350,6 +358,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     record: app.recordHttpRequest,
     log: app.log,
+    clientAddress: clientAddressOf(config.trustProxy),
   });
   cachedAnswers.install(app.server);
   app.addHook("preClose", async () => cachedAnswers.stop());

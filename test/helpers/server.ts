@@ -1,5 +1,6 @@
 /** A real Sightline server on an ephemeral port over a test store, and a small HTTP client for it. */
 import type { Services } from "../../src/api/context.ts";
+import type { LogSettings } from "../../src/api/logging.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import type { RunWork } from "../../src/runs/work.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
@@ -67,11 +68,11 @@ export function testServerConfig(store: TestStore, overrides: Partial<Config> = 
 export async function startTestServer(
   dialect: "sqlite" | "postgres",
   overrides: Partial<Config> = {},
-  options: { runWork?: RunWorkFactory } = {},
+  options: { runWork?: RunWorkFactory; logger?: LogSettings } = {},
 ): Promise<TestServer> {
   const store = await createTestStore(dialect);
   const config = testServerConfig(store, overrides);
-  let server = await startServer(config, { runWork: options.runWork });
+  let server = await startServer(config, { runWork: options.runWork, logger: options.logger });
   const request = async (
     method: string,
     path: string,
@@ -110,7 +111,7 @@ export async function startTestServer(
     request,
     async restart(runWork = options.runWork) {
       await server.close();
-      server = await startServer(config, { runWork });
+      server = await startServer(config, { runWork, logger: options.logger });
     },
     async close() {
       await server.close();

@@ -154,4 +154,31 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(again.body, whole.body, "the next answer is whole");
     });
   });
+
+  describe(`cached answers behind a trusted proxy on ${dialect}`, { skip }, () => {
+    test("the early answer logs the client's address from X-Forwarded-For, as Fastify does", async () => {
+      const lines: string[] = [];
+      const t = await startTestServer(
+        dialect,
+        { schedulerIntervalSeconds: 3600, trustProxy: ["127.0.0.1/32"] },
+        { logger: { level: "info", stream: { write: (line) => lines.push(line) } } },
+      );
+      try {
+        await runIn(t, await apiCollection(t, "acme"), { hosts: 20 });
+        const path = "/api/collections/acme/hosts?limit=5";
+        const forwarded = (id: string) => ({ "X-Forwarded-For": "203.0.113.9", "X-Request-Id": id });
+        await rawGet(t, path, forwarded("proxied-1"));
+        await rawGet(t, path, forwarded("proxied-2"));
+        await rawGet(t, path, forwarded("proxied-3"));
+        const incoming = (id: string) =>
+          lines
+            .map((line) => JSON.parse(line))
+            .find((entry) => entry.reqId === id && entry.msg === "incoming request");
+        assert.equal(incoming("proxied-2")?.req?.remoteAddress, "203.0.113.9", "Fastify's line");
+        assert.equal(incoming("proxied-3")?.req?.remoteAddress, "203.0.113.9", "the early answer's line");
+      } finally {
+        await t.close();
+      }
+    });
+  });
 }
