@@ -24,8 +24,37 @@ export function parseDecimalExponent(text: string): number {
   return text === "0.0" || text === "-0.0" ? 0 : Number(text);
 }
 
+/** ISO-8601 UTC as the store keeps it (`Date.toISOString`), with the parts a timestamp shows. */
+const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$/;
+
+/** Whether the parts name a real calendar time (Date rolls others over: Feb 30 is Mar 2). */
+function calendarTime(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+) {
+  const days =
+    month === 2
+      ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+        ? 29
+        : 28
+      : month === 4 || month === 6 || month === 9 || month === 11
+        ? 30
+        : 31;
+  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 59;
+}
+
 /** `YYYY-MM-DD HH:MM:SS UTC` from a Date or an ISO-8601 string. */
 export function formatTimestamp(value: Date | string): string {
+  if (typeof value === "string") {
+    // The store's own text is cut rather than parsed into a Date: results format two per item.
+    const parts = ISO_UTC.exec(value);
+    if (parts && calendarTime(+parts[1], +parts[2], +parts[3], +parts[4], +parts[5], +parts[6]))
+      return `${parts[1]}-${parts[2]}-${parts[3]} ${parts[4]}:${parts[5]}:${parts[6]} UTC`;
+  }
   const date = typeof value === "string" ? new Date(value) : value;
   if (Number.isNaN(date.getTime())) throw new RangeError(`cannot format "${String(value)}" as a timestamp`);
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;

@@ -16,7 +16,7 @@ import { NetworkIndex } from "./network.ts";
 import {
   collect,
   type EntityFilters,
-  type EntityRow,
+  type EntityRowWithProvenance,
   inBatches,
   type Page,
   ResultQueries,
@@ -138,7 +138,7 @@ export const isApplication = (entity: { kind: string; details: Record<string, un
 
 const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
 
-export function applicationItem(entity: EntityRow, network: NetworkIndex): ApplicationItem {
+export function applicationItem(entity: EntityRowWithProvenance, network: NetworkIndex): ApplicationItem {
   const { details } = entity;
   const where = network.of(entity);
   const { first_seen, last_seen, alias_group } = entityFields(entity);
@@ -191,7 +191,8 @@ export async function* applicationItems(
   page: Page,
 ): AsyncGenerator<ApplicationItem> {
   if (!run) return;
-  for await (const batch of inBatches(queries.entities(run, { ...filters, ...APPLICATIONS }, { page }))) {
+  const entities = queries.entities(run, { ...filters, ...APPLICATIONS }, { page, provenance: true });
+  for await (const batch of inBatches(entities)) {
     const network = await NetworkIndex.of(queries, run, batch);
     for (const entity of batch) yield applicationItem(entity, network);
   }

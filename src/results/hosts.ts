@@ -6,6 +6,7 @@
 
 import type { Kysely } from "kysely";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import type { Details } from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
 import { type Geolocation, geolocation, strings, text } from "./common.ts";
 import {
@@ -31,7 +32,7 @@ export interface Host {
 
 export const HOST_KINDS = ["IpAddress"];
 
-function host(address: EntityRow, services: EntityRow[]): Host {
+function host(address: EntityRow, services: Array<{ details: Details }>): Host {
   const ports = services
     .map((service) => ({
       port: Number(service.details.port),
@@ -61,12 +62,15 @@ export async function* hostEntries(
   if (!run) return;
   const addresses = queries.entities(run, { ...filters, kinds: HOST_KINDS }, { page });
   for await (const batch of inBatches(addresses)) {
-    const services = new Map<string, EntityRow[]>();
+    const services = new Map<string, Array<{ details: Details }>>();
     for (const service of await queries.services(
       run,
       batch.map((address) => address.name),
-    ))
-      services.set(service.address!, [...(services.get(service.address!) ?? []), service]);
+    )) {
+      const known = services.get(service.address);
+      if (known) known.push(service);
+      else services.set(service.address, [service]);
+    }
     for (const address of batch) yield [address.name, host(address, services.get(address.name) ?? [])];
   }
 }

@@ -16,10 +16,12 @@ import { badRequest, notFound } from "../core/errors.ts";
 import type { CollectionRow } from "../store/collections.ts";
 import {
   type Details,
+  ENTITY_CONTENT_COLUMNS,
+  type EntityContent,
   type EntityRecord,
   type FindingRecord,
   findingOf,
-  toRecord,
+  toContent,
 } from "../store/entities.ts";
 import type { Database } from "../store/schema.ts";
 
@@ -73,14 +75,22 @@ export interface FindingFilters {
   notSeenIn?: number;
 }
 
-/** An entity as of a run. */
-export interface EntityRow extends EntityRecord {
+/** An entity as of a run (without its provenance: see EntityRowWithProvenance). */
+export interface EntityRow extends EntityContent {
   /** This version's row (EntityRecord's `id` is the entity's, stable across versions). */
   rowId: number;
   entityId: number;
   address: string | null;
   port: number | null;
 }
+
+/** An entity as of a run with the tasks that reached it, for the lists that show them (applications). */
+export interface EntityRowWithProvenance extends EntityRow, Pick<EntityRecord, "ancestors" | "taskResults"> {}
+
+/** The columns an entity row is read with; provenance is two more, parsed only where asked for. */
+const ENTITY_ROW_COLUMNS = [...ENTITY_CONTENT_COLUMNS, "last_run_id", "address", "port"] as const;
+const PROVENANCE_COLUMNS = ["ancestors", "task_results"] as const;
+type EntityRowColumns = Pick<Selectable<Database["entities"]>, (typeof ENTITY_ROW_COLUMNS)[number]>;
 
 /** A finding as of a run, with what the issue views need of its entity. */
 export interface FindingRow extends FindingRecord {
@@ -162,12 +172,11 @@ export async function* offsetBatches<Row>(
   }
 }
 
-function entityRow(run: ResultRun, row: Selectable<Database["entities"]>): EntityRow {
-  const record = toRecord(row);
+function entityRow(run: ResultRun, row: EntityRowColumns): EntityRow {
   return {
-    ...record,
+    ...toContent(row),
     rowId: row.id,
-    entityId: record.id,
+    entityId: row.entity_id ?? row.id,
     // Only the version's last run kept its sighting time; an earlier run saw it before it finished.
     lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
     address: row.address,
@@ -195,21 +204,21 @@ export class ResultQueries {
    * Two steps for a page: its ids, in order, from the covering as-of index (so an offset skips index
    * entries, not rows with their JSON), then those rows.
    */
-  async #rowsById<T extends "entities" | "findings">(
-    table: T,
+  async #rowsById<Row extends { id: number }>(
+    table: "entities" | "findings",
     ids: Array<{ id: number }>,
-  ): Promise<Array<Selectable<Database[T]>>> {
+    columns?: readonly string[],
+  ): Promise<Row[]> {
     if (ids.length === 0) return [];
-    const rows = (await this.db
-      .selectFrom(table as "entities")
-      .selectAll()
+    const query = this.db.selectFrom(table as "entities");
+    const rows = (await (columns ? query.select(columns as never) : query.selectAll())
       .where(
         "id",
         "in",
         ids.map((row) => row.id),
       )
-      .execute()) as unknown as Array<Selectable<Database[T]>>;
-    const byId = new Map(rows.map((row) => [(row as { id: number }).id, row]));
+      .execute()) as unknown as Row[];
+    const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((row) => byId.get(row.id)!);
   }
 
@@ -396,13 +405,27 @@ export class ResultQueries {
     });
   }
 
-  /** The entities as of the run, in (kind, name) order — or (name, kind) — read in batches. */
+  /**
+   * The entities as of the run, in (kind, name) order — or (name, kind) — read in batches; with their
+   * provenance when asked (two JSON columns more to read and parse per row).
+   */
+  entities(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    options: { order?: "kind" | "name"; page?: Page; provenance: true },
+  ): AsyncGenerator<EntityRowWithProvenance>;
+  entities(
+    run: ResultRun | undefined,
+    filters: EntityFilters,
+    options?: { order?: "kind" | "name"; page?: Page; provenance?: false },
+  ): AsyncGenerator<EntityRow>;
   async *entities(
     run: ResultRun | undefined,
     filters: EntityFilters,
-    options: { order?: "kind" | "name"; page?: Page } = {},
+    options: { order?: "kind" | "name"; page?: Page; provenance?: boolean } = {},
   ): AsyncGenerator<EntityRow> {
     if (!run) return;
+    const columns = options.provenance ? [...ENTITY_ROW_COLUMNS, ...PROVENANCE_COLUMNS] : ENTITY_ROW_COLUMNS;
     const byName = options.order === "name";
     const order = byName ? (["e.name", "e.kind"] as const) : (["e.kind", "e.name"] as const);
     yield* batches<EntityRow>(async (after, take, skip) => {
@@ -413,7 +436,15 @@ export class ResultQueries {
         query = query.where((eb) => eb(eb.refTuple(order[0], order[1]), ">", eb.tuple(key[0], key[1])));
       }
       const ids = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
-      return (await this.#rowsById("entities", ids)).map((row) => entityRow(run, row));
+      const rows = await this.#rowsById<EntityRowColumns>("entities", ids, columns);
+      if (!options.provenance) return rows.map((row) => entityRow(run, row));
+      return (rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>).map(
+        (row): EntityRowWithProvenance => ({
+          ...entityRow(run, row),
+          ancestors: JSON.parse(row.ancestors),
+          taskResults: JSON.parse(row.task_results),
+        }),
+      );
     }, options.page);
   }
 
@@ -434,15 +465,14 @@ export class ResultQueries {
     );
   }
 
-  /** The services of the given addresses as of the run. */
-  async services(run: ResultRun, addresses: string[]): Promise<EntityRow[]> {
+  /** The open ports of the given addresses as of the run: the address, port and details of each service. */
+  async services(run: ResultRun, addresses: string[]): Promise<Array<{ address: string; details: Details }>> {
     if (addresses.length === 0) return [];
     const rows = await this.#entities(run, { kinds: ["NetworkService"] })
-      .selectAll("e")
+      .select(["e.address", "e.details"])
       .where("e.address", "in", addresses)
-      .orderBy("e.port")
       .execute();
-    return rows.map((row) => entityRow(run, row));
+    return rows.map((row) => ({ address: row.address!, details: JSON.parse(row.details) }));
   }
 
   // --- findings -----------------------------------------------------------------------------------
@@ -543,7 +573,7 @@ export class ResultQueries {
         .limit(take)
         .offset(skip)
         .execute();
-      const rows = await this.#rowsById("findings", ids);
+      const rows = await this.#rowsById<Selectable<Database["findings"]>>("findings", ids);
       // The entities the batch's issues are on: by name (an indexed IN list), matched by kind here.
       const entities = new Map<string, { alias_group: number; details: string }>();
       const names = [...new Set(rows.map((row) => row.entity_name))];

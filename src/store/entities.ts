@@ -181,8 +181,30 @@ class Groups {
   }
 }
 
-/** A stored entity version as the repository speaks of it; its id is the entity's stable id. */
-export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
+/** The columns of an entity version besides its provenance (ancestors, task_results). */
+export const ENTITY_CONTENT_COLUMNS = [
+  "id",
+  "entity_id",
+  "kind",
+  "name",
+  "details",
+  "scoped",
+  "hidden",
+  "alias_group",
+  "first_seen",
+  "last_seen",
+  "first_run_id",
+] as const;
+
+export type EntityContent = Omit<EntityRecord, "ancestors" | "taskResults">;
+
+/**
+ * An entity version without its provenance, from its content columns: what most results show, read
+ * without the two JSON columns only the applications list carries.
+ */
+export function toContent(
+  row: Pick<Selectable<EntitiesTable>, (typeof ENTITY_CONTENT_COLUMNS)[number]>,
+): EntityContent {
   return {
     id: row.entity_id ?? row.id,
     kind: row.kind,
@@ -191,11 +213,18 @@ export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
     scoped: row.scoped === 1,
     hidden: row.hidden === 1,
     aliasGroup: row.alias_group,
-    ancestors: JSON.parse(row.ancestors),
-    taskResults: JSON.parse(row.task_results),
     firstSeen: row.first_seen,
     lastSeen: row.last_seen,
     firstRunId: row.first_run_id,
+  };
+}
+
+/** A stored entity version as the repository speaks of it; its id is the entity's stable id. */
+export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
+  return {
+    ...toContent(row),
+    ancestors: JSON.parse(row.ancestors),
+    taskResults: JSON.parse(row.task_results),
   };
 }
 

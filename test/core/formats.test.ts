@@ -65,3 +65,44 @@ test("timestamps round-trip at second precision", () => {
   assert.equal(formatTimestamp("2026-11-22T09:35:40.123Z"), "2026-11-22 09:35:40 UTC");
   assert.throws(() => parseTimestamp("2026-11-22T09:35:40Z"), SyntaxError);
 });
+
+test("timestamps from ISO-8601 text are what a Date of that text formats, rolled-over days and all", () => {
+  const viaDate = (text: string) => {
+    const date = new Date(text);
+    return Number.isNaN(date.getTime())
+      ? "invalid"
+      : `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  };
+  const formatted = (text: string) => {
+    try {
+      return formatTimestamp(text);
+    } catch (error) {
+      assert.ok(error instanceof RangeError);
+      return "invalid";
+    }
+  };
+  const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"));
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")),
+      two(14),
+      two(32),
+      two(25),
+      two(61),
+      two(61),
+      fc.constantFrom("", ".5", ".123", ".123456"),
+      (year, month, day, hour, minute, second, fraction) => {
+        const text = `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction}Z`;
+        assert.equal(formatted(text), viaDate(text), text);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  for (const text of [
+    "2024-02-29T23:59:59.999Z",
+    "2026-02-29T00:00:00Z",
+    "2026-04-31T10:00:00Z",
+    "2026-01-01T24:00:00Z",
+  ])
+    assert.equal(formatted(text), viaDate(text), text);
+});
