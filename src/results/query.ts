@@ -94,7 +94,11 @@ type EntityRowColumns = Pick<Selectable<Database["entities"]>, (typeof ENTITY_RO
 
 /** A finding as of a run, with what the issue views need of its entity. */
 export interface FindingRow extends FindingRecord {
-  /** The entity's details (its address, network), {} when the entity is not in the run. */
+  /**
+   * What the issue views read of the entity's details, to place it on the network (network.ts
+   * `addressOf`): for a service or application its `ip_address` alone, from the indexed column; for
+   * other kinds all of them; {} when the entity is not in the run.
+   */
   entityDetails: Details;
 }
 
@@ -575,11 +579,17 @@ export class ResultQueries {
         .execute();
       const rows = await this.#rowsById<Selectable<Database["findings"]>>("findings", ids);
       // The entities the batch's issues are on: by name (an indexed IN list), matched by kind here.
-      const entities = new Map<string, { alias_group: number; details: string }>();
+      // Services and applications have their address in a column: their details (an application's are
+      // kilobytes) are not read at all.
+      const entities = new Map<
+        string,
+        { alias_group: number; address: string | null; details: string | null }
+      >();
       const names = [...new Set(rows.map((row) => row.entity_name))];
       if (names.length > 0)
         for (const entity of await this.#entities(run, { names })
-          .select(["e.kind", "e.name", "e.alias_group", "e.details"])
+          .select(["e.kind", "e.name", "e.alias_group", "e.address"])
+          .select(sql<string | null>`case when e.address is null then e.details end`.as("details"))
           .execute())
           entities.set(`${entity.kind}\u0000${entity.name}`, entity);
       return rows.map((row) => {
@@ -588,7 +598,11 @@ export class ResultQueries {
           ...findingOf(row),
           lastSeen: row.last_run_id === run.runId ? row.last_seen : run.finishedAt,
           aliasGroup: entity?.alias_group ?? 0,
-          entityDetails: entity ? JSON.parse(entity.details) : {},
+          entityDetails: !entity
+            ? {}
+            : entity.address !== null
+              ? { ip_address: entity.address }
+              : JSON.parse(entity.details ?? "{}"),
         };
       });
     }, page);
