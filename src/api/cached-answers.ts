@@ -22,7 +22,7 @@ import { setBounded } from "../core/bounded-map.ts";
 import type { CacheHit, ResultCache } from "../results/cache.ts";
 import { writeCachedFile } from "../results/cache.ts";
 import type { Page, ResultQueries } from "../results/query.ts";
-import { negotiateEncoding } from "../results/stream.ts";
+import { type Encoding, negotiateEncoding } from "../results/stream.ts";
 import type { AccountsRepository } from "../store/accounts.ts";
 import { collectionsGeneration } from "../store/collection-changes.ts";
 import { cachedAnswerHeaders, matchesEtag, nextPageLink, resultCacheKey } from "./list-answers.ts";
@@ -41,6 +41,8 @@ export interface KnownList {
   page: Page;
   /** The Link header last made for this URL, with the total it was made for. */
   link?: { total: number; value: string | undefined };
+  /** The cache key last made for this URL, with the collection read and the encoding it was made for. */
+  key?: { collection: CollectionWithRun; encoding: Encoding; value: string };
 }
 
 /** The collection row with its latest finished run, as the results read it. */
@@ -160,10 +162,15 @@ export class CachedAnswers {
     const collection = await this.#collection(principal.accountId, list.collectionName);
     if (!collection?.latestRun || !principal.teamIds.includes(collection.team_id)) return false;
     const encoding = negotiateEncoding(headers["accept-encoding"]);
-    // The key Fastify made for this URL: nothing read besides the run (see KnownList).
-    const hit = this.#cache.lookup(
-      resultCacheKey(list.path, collection, collection.latestRun, list.query, encoding, [undefined]),
-    );
+    // The key Fastify made for this URL: nothing read besides the run (see KnownList). It is a function
+    // of the collection read (reused for COLLECTION_REUSE_MS) and the encoding, so made once per pair.
+    if (list.key?.collection !== collection || list.key.encoding !== encoding)
+      list.key = {
+        collection,
+        encoding,
+        value: resultCacheKey(list.path, collection, collection.latestRun, list.query, encoding, [undefined]),
+      };
+    const hit = this.#cache.lookup(list.key.value);
     if (!hit) return false;
     this.#write(request, response, list, hit, started);
     return true;
