@@ -27,6 +27,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
     },
     ...options.checks,
   };
+  // Checks failing now: a failure is logged as a warning when it starts, and each poll after it only at
+  // debug (a load balancer polling every few seconds through an outage would flood the log), a recovery
+  // once at info.
+  const failing = new Set<string>();
   app.get(
     "/healthz",
     {
@@ -45,7 +49,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
       const results = await Promise.all(
         Object.entries(checks).map(async ([name, check]) => {
           const { ok, detail } = await check();
-          if (!ok) request.log.warn({ check: name, detail }, `health check ${name} failed`);
+          if (!ok) {
+            const level = failing.has(name) ? "debug" : "warn";
+            failing.add(name);
+            request.log[level]({ check: name, detail }, `health check ${name} failed`);
+          } else if (failing.delete(name))
+            request.log.info({ check: name }, `health check ${name} recovered`);
           return [name, { ok }] as const;
         }),
       );

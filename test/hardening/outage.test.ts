@@ -1,7 +1,7 @@
 /**
  * The database going away and coming back: a TCP proxy the test controls sits between a running server and
- * PostgreSQL. Cut, /healthz answers 503 `degraded` (the reason only in the server log: the endpoint is
- * public) and API requests answer 503 with a sentence; restored, the service recovers by itself, without a
+ * PostgreSQL. Cut, /healthz answers 503 `degraded` (the reason only in the server log, once per outage:
+ * the endpoint is public and polled) and API requests answer 503 with a sentence; restored, the service recovers by itself, without a
  * restart.
  */
 import assert from "node:assert/strict";
@@ -46,7 +46,7 @@ describe("PostgreSQL unreachable, then back", { skip }, () => {
     const proxied = new URL(store.config.databaseUrl); // keeps the user name the proxy's own URL leaves out
     proxied.port = String(proxy.port);
     server = await startServer(testServerConfig(store, { databaseUrl: proxied.toString() }), {
-      logger: { level: "warn", stream: { write: (line: string) => void logLines.push(line) } },
+      logger: { level: "info", stream: { write: (line: string) => void logLines.push(line) } },
     });
   });
   after(async () => {
@@ -75,6 +75,10 @@ describe("PostgreSQL unreachable, then back", { skip }, () => {
     assert.ok(logged, "the failed check is logged");
     assert.equal(logged.msg, "health check database failed");
     assert.match(logged.detail, /^database unreachable: \S/);
+    // Polled on through the outage, the failure is not logged again at warn level.
+    for (let i = 0; i < 3; i++) assert.equal((await call("GET", "/healthz")).status, 503);
+    const warnings = logLines.map((line) => JSON.parse(line)).filter((line) => line.check === "database");
+    assert.equal(warnings.length, 1, "one warning for the outage, not one per poll");
 
     for (const [method, path, body] of [
       ["GET", "/api/collections", undefined],
@@ -101,6 +105,11 @@ describe("PostgreSQL unreachable, then back", { skip }, () => {
       health = await call("GET", "/healthz");
     }
     assert.equal(health.body.status, "ok");
+    const recovered = logLines.map((line) => JSON.parse(line)).filter((line) => line.check === "database");
+    assert.deepEqual(
+      recovered.map((line) => line.msg),
+      ["health check database failed", "health check database recovered"],
+    );
     const list = await call("GET", "/api/collections");
     assert.equal(list.status, 200);
     assert.deepEqual(list.body.result, ["before"], "the request refused during the outage wrote nothing");
