@@ -330,6 +330,39 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(await counted(), before + 1, "counted once in the request metrics");
     });
 
+    test("HEAD of a URL kept in a file answers its headers and no body", async () => {
+      const path = "/api/collections/acme/hosts?limit=300";
+      const first = await rawGet(t, path, {});
+      const head = await new Promise<{ status: number; headers: Record<string, unknown>; bytes: number }>(
+        (resolve, reject) => {
+          const request = httpRequest(
+            new URL(path, t.url),
+            {
+              method: "HEAD",
+              headers: { SERVICE_ACCESS_KEY: t.admin.accessKey, SERVICE_SECRET_KEY: t.admin.secretKey },
+            },
+            (response) => {
+              let bytes = 0;
+              response.on("data", (part: Buffer) => {
+                bytes += part.length;
+              });
+              response.on("end", () =>
+                resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes }),
+              );
+            },
+          );
+          request.on("error", reject);
+          request.end();
+        },
+      );
+      assert.equal(head.status, 200);
+      assert.equal(head.headers["x-cache"], "HIT");
+      assert.equal(head.headers["content-length"], String(first.body.length));
+      assert.equal(head.bytes, 0);
+      // The kept-alive connection is not left with body bytes in it: the next answer is whole.
+      assert.deepEqual((await rawGet(t, path, {})).body, first.body);
+    });
+
     test("a removed or truncated file is read again from the database", async () => {
       const path = "/api/collections/acme/issues";
       const first = await rawGet(t, path, {});
