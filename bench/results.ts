@@ -14,6 +14,7 @@
  *
  * Run alone: node bench/results.ts. Knobs: BENCH_RESULTS_HOSTS (10000), BENCH_RESULTS_SMALL_HOSTS
  * (2500), BENCH_RESULTS_SECONDS (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
+ * BENCH_RESULTS_ROUNDS (rounds of warm and limit rates, taken in turns, 3; medians reported),
  * BENCH_RESULTS_DIALECTS (sqlite,postgres), BENCH_RESULTS_RSS_SERVERS (fresh servers whose peak RSS
  * is measured per size, 3; the median is reported), BENCH_RESULTS_CPU_PROF (a folder: the cached server writes
  * a V8 CPU profile there).
@@ -37,6 +38,7 @@ const LOAD_SECONDS = knob("BENCH_RESULTS_SECONDS", 3);
 const DIALECTS = (process.env.BENCH_RESULTS_DIALECTS ?? "sqlite,postgres").split(",");
 const CPU_PROFILE = process.env.BENCH_RESULTS_CPU_PROF;
 const RSS_SERVERS = knob("BENCH_RESULTS_RSS_SERVERS", 3);
+const LOAD_ROUNDS = knob("BENCH_RESULTS_ROUNDS", 3);
 const KEYS = { access: "SLBENCHRESULTSKEY", secret: "bench-results-secret-0123456789abcdef" };
 const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const ENDPOINTS = ["applications", "hosts", "issues"] as const;
@@ -209,8 +211,11 @@ interface Row {
   /** Median of the requests after it: answered from the result cache. */
   warm: Timing;
   coldRate: number;
+  /** Medians of the rounds. */
   warmRate: number;
   limit: number;
+  /** Warm over limit, round by round. */
+  warmRatios: number[];
 }
 
 /** A page from the middle of each list: offsets cost what they skip, so the first page would flatter. */
@@ -249,6 +254,7 @@ async function answerEveryList(server: Server, name: string, hosts: number) {
         coldRate: Number.NaN,
         warmRate: Number.NaN,
         limit: Number.NaN,
+        warmRatios: [],
       });
     }
   return { rows, bodies };
@@ -296,7 +302,7 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
       peaks.set(hosts, sizePeaks);
       if (!full) continue;
 
-      // Under load: Sightline warm, Sightline with the cache off, then the memory server with the same bytes.
+      // Under load: Sightline warm and the memory server with the same bytes in turns, then Sightline with the cache off.
       resetPeak(server.pid);
       const memory = await memoryServer(bodies);
       try {
@@ -307,9 +313,18 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
             ? [8, LOAD_SECONDS]
             : [2, Math.ceil((LOAD_SECONDS * 5) / 3)];
           if (!hasWrk) continue;
-          row.warmRate = await wrkRate(`${server.url}${path}`, headers, seconds, connections);
+          // Sightline and the limit in turns, several rounds: one 3 s rate moves by half from one round to
+          // the next on this shared machine, and both sides of a ratio should see the same moment.
+          const warm: number[] = [];
+          const limits: number[] = [];
+          for (let round = 0; round < LOAD_ROUNDS; round++) {
+            warm.push(await wrkRate(`${server.url}${path}`, headers, seconds, connections));
+            limits.push(await wrkRate(`${memory.url}${path}`, {}, seconds, connections));
+          }
+          row.warmRate = median(warm);
+          row.limit = median(limits);
+          row.warmRatios = warm.map((rate, round) => rate / limits[round]);
           row.coldRate = await wrkRate(`${uncached!.url}${path}`, headers, seconds, connections);
-          row.limit = await wrkRate(`${memory.url}${path}`, {}, seconds, connections);
         }
       } finally {
         await memory.close();
@@ -318,14 +333,18 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
       const ms = (time: Timing) =>
         `${time.firstByte.toFixed(1)} / ${time.total.toFixed(time.total < 10 ? 1 : 0)} ms`;
       const ratio = (rate: number, limit: number) => (rate / limit).toFixed(limit / rate > 100 ? 3 : 2);
+      const ratios = (values: number[]) =>
+        values.length === 0
+          ? "–"
+          : `${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
       lines.push(
         `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
         "",
-        "| endpoint | body | cold: first byte / whole | warm: first byte / whole | cold req/s | warm req/s | memory server req/s | cold ratio | warm ratio |",
+        `| endpoint | body | cold: first byte / whole | warm: first byte / whole | cold req/s | warm req/s | memory server req/s | cold ratio | warm ratio: median of ${LOAD_ROUNDS} rounds (range) |`,
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...rows.map(
           (row) =>
-            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${ms(row.cold)} | ${ms(row.warm)} | ${row.coldRate.toFixed(1)} | ${row.warmRate.toFixed(1)} | ${row.limit.toFixed(1)} | ${ratio(row.coldRate, row.limit)} | ${ratio(row.warmRate, row.limit)} |`,
+            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${ms(row.cold)} | ${ms(row.warm)} | ${row.coldRate.toFixed(1)} | ${row.warmRate.toFixed(1)} | ${row.limit.toFixed(1)} | ${ratio(row.coldRate, row.limit)} | ${ratios(row.warmRatios)} |`,
         ),
         "",
         `Peak RSS of the cached server under the load above: ${mb(loadPeak)}.`,
@@ -356,7 +375,7 @@ export const scenario = {
     const sections = [
       "## Results at scale",
       "",
-      `\`sightline serve\` in its own process answering a collection built in its store; the memory server is a plain \`node:http\` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). **Cold** is read from the database: the first request of each URL, and under load a second \`sightline serve\` on the same store with the result cache off (\`SIGHTLINE_RESULT_CACHE_BYTES=0\`); **warm** is answered from the result cache (a finished run's answers never change; the cache is per process, so each URL is cold once per server). Warm times are medians of the sequential requests after the first (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for ${LOAD_SECONDS} s (paged) or 2 connections for ${Math.ceil((LOAD_SECONDS * 5) / 3)} s (unpaged: bodies of megabytes). Ratios are Sightline's req/s over the memory server's. Peak RSS is the server's VmHWM (Linux).`,
+      `\`sightline serve\` in its own process answering a collection built in its store; the memory server is a plain \`node:http\` server answering the same bytes from memory (the limit). Requests are identity-encoded (no compression). **Cold** is read from the database: the first request of each URL, and under load a second \`sightline serve\` on the same store with the result cache off (\`SIGHTLINE_RESULT_CACHE_BYTES=0\`); **warm** is answered from the result cache (a finished run's answers never change; the cache is per process, so each URL is cold once per server). Warm times are medians of the sequential requests after the first (3 unpaged, 20 paged); req/s from wrk with 2 threads, 8 connections for ${LOAD_SECONDS} s (paged) or 2 connections for ${Math.ceil((LOAD_SECONDS * 5) / 3)} s (unpaged: bodies of megabytes). Warm and memory-server rates are taken in turns, ${LOAD_ROUNDS} rounds; the tables show their medians, and the warm ratio is the median of the rounds' ratios with their range (this machine's two cores run wrk and the server, and one round's rate can move by half from the next one's). Ratios are Sightline's req/s over the memory server's. Peak RSS is the server's VmHWM (Linux).`,
       "",
     ];
     if (!hasWrk) sections.push("wrk is missing (`apt-get install wrk`): no request rates were measured.", "");
