@@ -18,6 +18,7 @@ import {
   withClientOptions,
 } from "./api-client.ts";
 import { CliError, output } from "./output.ts";
+import { printOverview } from "./overview.ts";
 
 type Options = ClientOptions & { json?: boolean };
 type SeedOptions = Options & { seed: string[]; seedsFile?: string; team?: string; scanRate?: string };
@@ -207,6 +208,8 @@ export function registerCollectionCommands(program: Command): void {
       collectionPath(collection, `/${kind}`),
     );
     if (options.format === "json") return output(true, result);
+    if (kind === "overview" && options.format === "table")
+      return printOverview(collection, result as Parameters<typeof printOverview>[1]);
     const rows = resultRows(kind, result);
     if (options.format === "csv") return void process.stdout.write(toCsv(rows));
     const table = tableRows(rows);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { resultRows, toCsv } from "../../src/cli/collections.ts";
+import { overviewLines } from "../../src/cli/overview.ts";
 import { runClientCommand } from "../helpers/processes.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -63,6 +64,13 @@ describe("sightline collections / results (client commands)", () => {
     const list = await sightline(["collections", "list", "--json"]);
     assert.deepEqual(JSON.parse(list.output), ["acme"]);
 
+    const overview = await sightline(["results", "acme", "overview"]);
+    assert.equal(overview.code, 0, overview.output);
+    assert.match(
+      overview.output,
+      /^acme: 5 seeds\nLast run: none yet\nResults: none yet \(no run has finished\)\n$/,
+    );
+
     const deleted = await sightline(["collections", "delete-seeds", "acme"]);
     assert.match(deleted.output, /Deleted 5 seeds from acme\./);
   });
@@ -95,4 +103,47 @@ test("rows and CSV", () => {
     ]),
     'name,ports,extra\r\n"a ""quoted"", value","[{""number"":""0.443e3""}]",\r\nb,,1\r\n',
   );
+});
+
+test("the overview reads as lines: the last run, counts, issues by severity in words, what is new", () => {
+  const run = {
+    id: 7,
+    status: "finished",
+    created_at: "2026-11-22 10:00:00 UTC",
+    priority: 1,
+    trigger: "forced",
+    started_at: "2026-11-22 10:00:01 UTC",
+    finished_at: "2026-11-22 10:02:00 UTC",
+    error: null,
+    tasks_total: 40,
+    tasks_done: 40,
+  } as const;
+  const counts = {
+    applications: 3,
+    domains: 2,
+    hosts: 1,
+    services: 4,
+    certificates: 1,
+    netblocks: 1,
+    issues: 5,
+    products: 2,
+    vulnerabilities: 0,
+    recent: 6,
+  };
+  const lines = overviewLines("acme", {
+    seed_count: 1,
+    last_run: run,
+    results_run_id: 7,
+    counts,
+    issues_by_severity: [1, 2, 3, 4, 5].map((level) => ({ severity: `0.${level}e1`, count: level - 1 })),
+    top_products: [{ product: "nginx 1.25.3", count: "2" }],
+    new_since_previous_run: { previous_run_id: 6, entities: 3, issues: 1 },
+  });
+  assert.deepEqual(lines, [
+    "acme: 1 seed",
+    "Last run: 7, finished (forced), 40/40 tasks, started 2026-11-22 10:00:01 UTC, ended 2026-11-22 10:02:00 UTC",
+    "Results of run 7: 3 applications, 2 domains, 1 hosts, 4 services, 1 certificates, 1 netblocks, 5 issues, 2 products, 0 vulnerabilities, 6 recent",
+    "Issues by severity: 0 critical, 1 high, 2 medium, 3 low, 4 informational",
+    "New since run 6: 3 entities, 1 issues",
+  ]);
 });

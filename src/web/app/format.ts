@@ -1,5 +1,6 @@
 /** How wire values read to a person: decimal-exponent numbers, severities, entity kinds. */
 import { parseDecimalExponent } from "../../core/formats.ts";
+import { SEVERITIES } from "../../core/severities.ts";
 
 /** A decimal-exponent string ("0.443e3") or a plain number as a number; NaN for anything else. */
 export function toNumber(value: unknown): number {
@@ -11,8 +12,6 @@ export function toNumber(value: unknown): number {
     return Number(value);
   }
 }
-
-export const SEVERITIES = ["critical", "high", "medium", "low", "informational"] as const;
 
 /** Issue severity 1 (critical) … 5 (informational) as its word. */
 export function severityName(value: unknown): string {

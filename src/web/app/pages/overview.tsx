@@ -3,10 +3,11 @@
  * products, and how the counts changed over the finished runs.
  */
 import type { ComponentChildren } from "preact";
+import { SEVERITIES } from "../../../core/severities.ts";
 import { collectionPath } from "../api.ts";
 import { BarChart, LineChart, type Series } from "../components/charts.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
-import { fieldLabel, SEVERITIES, toNumber } from "../format.ts";
+import { fieldLabel, toNumber } from "../format.ts";
 import type { Host, Issue, Product } from "../model.ts";
 import { type Resource, useApi } from "../use-api.ts";
 
