@@ -22,7 +22,10 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "started"];
 
 export interface ScheduleCandidate {
   collectionId: number;
+  /** When the scheduler last fired it (the compare-and-set value of fireSchedule). */
   lastFiredAt: string | null;
+  /** When its newest run that did not fail or get cancelled was made, forced or scheduled. */
+  lastRunAt: string | null;
   accountStatus: AccountStatus;
   scanRate: string;
 }
@@ -393,6 +396,14 @@ export class RunsRepository {
       .innerJoin("accounts", "accounts.id", "collections.account_id")
       .leftJoin("run_schedules", "run_schedules.collection_id", "collections.id")
       .select(["collections.id", "collections.scan_rate", "accounts.status", "run_schedules.last_fired_at"])
+      .select((eb) =>
+        eb
+          .selectFrom("runs")
+          .select((inner) => inner.fn.max("runs.created_at").as("created_at"))
+          .whereRef("runs.collection_id", "=", "collections.id")
+          .where("runs.status", "not in", ["failed", "cancelled"])
+          .as("last_run_at"),
+      )
       .where((eb) =>
         eb.exists(
           eb.selectFrom("seeds").select("seeds.id").whereRef("seeds.collection_id", "=", "collections.id"),
@@ -403,6 +414,7 @@ export class RunsRepository {
       collectionId: row.id,
       // null: the scheduler never fired it, so it is due at once.
       lastFiredAt: row.last_fired_at ?? null,
+      lastRunAt: row.last_run_at ?? null,
       accountStatus: row.status,
       scanRate: row.scan_rate,
     }));

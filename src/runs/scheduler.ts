@@ -77,8 +77,12 @@ export class Scheduler {
     for (const candidate of await repository.scheduleCandidates()) {
       const interval = scanInterval(candidate.accountStatus, candidate.scanRate);
       if (interval === null) continue;
-      if (candidate.lastFiredAt !== null && Date.parse(candidate.lastFiredAt) + interval * 1000 > now)
-        continue;
+      // Counted from the later of its last automatic run and its newest run of any kind: a collection run
+      // by hand a minute ago (or just created and run) is not due again until the interval has passed.
+      const since = [candidate.lastFiredAt, candidate.lastRunAt]
+        .filter((time): time is string => time !== null)
+        .map((time) => Date.parse(time));
+      if (since.length > 0 && Math.max(...since) + interval * 1000 > now) continue;
       const run = await repository.fireSchedule(
         candidate.collectionId,
         candidate.lastFiredAt,

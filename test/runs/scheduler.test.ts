@@ -71,9 +71,10 @@ for (const { dialect, skip } of await dialects()) {
         .where("trigger", "=", "scheduled")
         .execute();
 
-    /** Pretends the collection last ran by itself `days` ago, with no run active. */
+    /** Pretends the collection last ran by itself `days` ago (its runs made then), with no run active. */
     async function lastFired(collectionId: number, days: number) {
       const { db } = services.store;
+      const then = new Date(Date.now() - days * DAY * 1000).toISOString();
       await db
         .updateTable("runs")
         .set({ status: "finished" })
@@ -81,8 +82,13 @@ for (const { dialect, skip } of await dialects()) {
         .where("status", "in", ["queued", "started"])
         .execute();
       await db
+        .updateTable("runs")
+        .set({ created_at: then })
+        .where("collection_id", "=", collectionId)
+        .execute();
+      await db
         .updateTable("run_schedules")
-        .set({ last_fired_at: new Date(Date.now() - days * DAY * 1000).toISOString() })
+        .set({ last_fired_at: then })
         .where("collection_id", "=", collectionId)
         .execute();
     }
@@ -127,6 +133,27 @@ for (const { dialect, skip } of await dialects()) {
         "a day later each fires once more",
       );
       for (const id of ids) assert.equal((await scheduledRuns(id)).length, 2);
+    });
+
+    test("a run by hand counts: not due again until the interval has passed, unless it failed", async () => {
+      const tick = await scheduler();
+      const byHand = await collection("by-hand", ["h.example"]);
+      assert.ok(await services.runs.create(byHand, "forced", 1));
+      await lastFired(byHand, 0); // the run by hand finished just now
+      await tick.tick();
+      assert.equal((await scheduledRuns(byHand)).length, 0, "run by hand just now: not due");
+      await lastFired(byHand, 0.5);
+      await tick.tick();
+      assert.equal((await scheduledRuns(byHand)).length, 0, "nor half a day later");
+      await lastFired(byHand, 1.01);
+      await tick.tick();
+      assert.equal((await scheduledRuns(byHand)).length, 1, "a day after the run by hand");
+
+      const failedByHand = await collection("failed-by-hand", ["f.example"]);
+      const failed = (await services.runs.create(failedByHand, "forced", 1))!;
+      await services.runs.end(failed.id, "failed", "ended for the test");
+      await tick.tick();
+      assert.equal((await scheduledRuns(failedByHand)).length, 1, "a failed run by hand does not put it off");
     });
 
     test("a stale look at a schedule cannot fire it again, even once its run has ended", async () => {
