@@ -412,7 +412,7 @@ export class RunsRepository {
       .execute();
     return rows.map((row) => ({
       collectionId: row.id,
-      // null: the scheduler never fired it, so it is due at once.
+      // null: the scheduler never fired it (due at once, unless the collection ran by hand lately).
       lastFiredAt: row.last_fired_at ?? null,
       lastRunAt: row.last_run_at ?? null,
       accountStatus: row.status,
