@@ -132,9 +132,13 @@ export async function* batches<Row>(
     const rows = await fetch(after, take, skip);
     skip = 0;
     for (const row of rows) yield row;
-    remaining -= rows.length;
-    if (rows.length < take) return;
-    after = rows[rows.length - 1];
+    const count = rows.length;
+    after = rows[count - 1];
+    // Let the batch go before the next is read: the suspended generator would hold it (two batches
+    // alive across the read, which on PostgreSQL spans socket reads and garbage collections).
+    rows.length = 0;
+    remaining -= count;
+    if (count < take) return;
   }
 }
 
