@@ -15,17 +15,21 @@
  * same headers are written (X-Total-Count, Link, ETag, X-Cache, the representation headers, the request
  * id), the request is counted in /metrics under its route, and logged as Fastify logs requests.
  */
-import { close } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import { setBounded } from "../core/bounded-map.ts";
 import type { CacheHit, ResultCache } from "../results/cache.ts";
-import { writeCachedFile } from "../results/cache.ts";
 import type { Page, ResultQueries } from "../results/query.ts";
 import { type Encoding, negotiateEncoding } from "../results/stream.ts";
 import type { AccountsRepository } from "../store/accounts.ts";
 import { collectionsGeneration } from "../store/collection-changes.ts";
-import { cachedAnswerHeaders, matchesEtag, nextPageLink, resultCacheKey } from "./list-answers.ts";
+import {
+  cachedAnswerHeaders,
+  matchesEtag,
+  nextPageLink,
+  resultCacheKey,
+  writeCachedAnswer,
+} from "./list-answers.ts";
 import { REQUEST_ID_HEADER, requestId } from "./logging.ts";
 import type { RecordHttpRequest } from "./metrics.ts";
 
@@ -213,16 +217,9 @@ export class CachedAnswers {
         "request completed",
       );
     });
-    response.writeHead(notModified ? 304 : 200, {
+    writeCachedAnswer(response, hit, notModified, {
       ...cachedAnswerHeaders(entry, list.link.value, notModified),
       [REQUEST_ID_HEADER]: reqId,
     });
-    if (notModified) {
-      if (hit.fd !== undefined) close(hit.fd, () => {});
-      response.end();
-      return;
-    }
-    if (hit.fd === undefined) response.end(hit.memory);
-    else void writeCachedFile(hit.fd, entry.size, response);
   }
 }

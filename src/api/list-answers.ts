@@ -3,7 +3,9 @@
  * the ETag check and the headers of a cached answer — for Fastify's routes (results.ts) and the answers
  * written before them (cached-answers.ts), so both answer alike.
  */
-import type { CachedBody, CachedHeaders } from "../results/cache.ts";
+import { close } from "node:fs";
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { type CachedBody, type CachedHeaders, type CacheHit, writeCachedFile } from "../results/cache.ts";
 import type { Page, ResultRun } from "../results/query.ts";
 import type { Encoding } from "../results/stream.ts";
 import type { CollectionRow } from "../store/collections.ts";
@@ -87,4 +89,22 @@ export function cachedAnswerHeaders(
     etag: entry.etag,
     "x-cache": "HIT",
   };
+}
+
+/**
+ * Writes a cached answer to the raw response: 304 (no body; a file's descriptor is closed) or 200 with
+ * its bytes, from memory or from its file in reused read buffers (writeCachedFile).
+ */
+export function writeCachedAnswer(
+  response: ServerResponse,
+  hit: CacheHit,
+  notModified: boolean,
+  headers: OutgoingHttpHeaders,
+): void {
+  response.writeHead(notModified ? 304 : 200, headers);
+  if (notModified) {
+    if (hit.fd !== undefined) close(hit.fd, () => {});
+    response.end();
+  } else if (hit.fd === undefined) response.end(hit.memory);
+  else void writeCachedFile(hit.fd, hit.entry.size, response);
 }

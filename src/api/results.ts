@@ -7,7 +7,6 @@
  * malformed query parameters are a 400 naming each.
  */
 
-import { close } from "node:fs";
 import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import { pipeline, type Transform } from "node:stream";
@@ -16,7 +15,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
 import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
-import { type CachedHeaders, type CacheHit, ResultCache, writeCachedFile } from "../results/cache.ts";
+import { type CachedHeaders, type CacheHit, ResultCache } from "../results/cache.ts";
 import { entityFields } from "../results/common.ts";
 import { ConnectionItem, connectionsOf } from "../results/connections.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
@@ -55,6 +54,7 @@ import {
   nextPageLink,
   representationHeaders,
   resultCacheKey,
+  writeCachedAnswer,
 } from "./list-answers.ts";
 import { REQUEST_ID_HEADER } from "./logging.ts";
 import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
@@ -260,23 +260,16 @@ function clientAddressOf(trustedProxies: string[]): (request: IncomingMessage) =
 function sendCached(request: FastifyRequest, reply: FastifyReply, page: Page, hit: CacheHit) {
   const { entry } = hit;
   const notModified = matchesEtag(request.headers["if-none-match"], entry.etag);
-  reply.headers(
-    cachedAnswerHeaders(entry, nextPageLink(request.url, page, entry.headers.total), notModified),
-  );
-  if (notModified) {
-    if (hit.fd !== undefined) close(hit.fd, () => {});
-    return reply.code(304).send();
-  }
-  if (hit.fd === undefined) return reply.send(hit.memory);
-  // A file goes out as the answers before the framework send it, in reused read buffers: a stream of
-  // fresh ones left the size of the body in garbage (its peak RSS grew with the collection). A hijacked
-  // reply still runs onResponse (metrics, the completion log) but not onSend, which sets the request id.
+  // Written to the raw response as the answers before the framework write it (a file in reused read
+  // buffers: a stream of fresh ones left the size of the body in garbage, and the peak RSS grew with the
+  // collection). A hijacked reply still runs onResponse (metrics, the completion log) but not onSend,
+  // which sets the request id.
   reply.hijack();
-  reply.raw.writeHead(200, {
+  writeCachedAnswer(reply.raw, hit, notModified, {
     ...(reply.getHeaders() as OutgoingHttpHeaders),
+    ...cachedAnswerHeaders(entry, nextPageLink(request.url, page, entry.headers.total), notModified),
     [REQUEST_ID_HEADER]: request.id,
   });
-  return writeCachedFile(hit.fd, hit.entry.size, reply.raw);
 }
 
 /** The 200 response of a list: the envelope, or the same rows as CSV or NDJSON. */
@@ -402,7 +395,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
             : undefined;
         const hit = key === undefined ? undefined : cache.lookup(key);
         if (hit) {
-          const answered = sendCached(request, reply, page, hit);
+          sendCached(request, reply, page, hit);
           cacheAnswers.inc({ outcome: reply.statusCode === 304 ? "not_modified" : "hit" });
           // The next request of this very URL can be answered before the framework (cached-answers.ts),
           // when the key it makes there is this one: the latest run, and nothing read besides the run.
@@ -414,7 +407,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
               query: { ...query, format },
               page,
             });
-          return answered;
+          return reply;
         }
         if (key !== undefined) cacheAnswers.inc({ outcome: "miss" });
         const context: ListContext = {
