@@ -40,6 +40,8 @@ const CPU_PROFILE = process.env.BENCH_RESULTS_CPU_PROF;
 const RSS_SERVERS = knob("BENCH_RESULTS_RSS_SERVERS", 3);
 const LOAD_ROUNDS = knob("BENCH_RESULTS_ROUNDS", 3);
 const KEYS = { access: "SLBENCHRESULTSKEY", secret: "bench-results-secret-0123456789abcdef" };
+/** The bootstrap admin's key pair, as request headers. */
+const AUTH = { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret };
 const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const ENDPOINTS = ["applications", "hosts", "issues"] as const;
 
@@ -162,11 +164,7 @@ async function build(
   server: Server,
   hosts: number,
 ): Promise<{ name: string; seconds: number }> {
-  const headers = {
-    SERVICE_ACCESS_KEY: KEYS.access,
-    SERVICE_SECRET_KEY: KEYS.secret,
-    "content-type": "application/json",
-  };
+  const headers = { ...AUTH, "content-type": "application/json" };
   const name = `bench-${hosts}`;
   const created = await fetch(`${server.url}/api/collections`, {
     method: "POST",
@@ -226,14 +224,13 @@ function pathOf(name: string, endpoint: (typeof ENDPOINTS)[number], paged: boole
  * timings per URL and the bodies.
  */
 async function answerEveryList(server: Server, name: string, hosts: number) {
-  const headers = { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret };
   const rows: Row[] = [];
   const bodies = new Map<string, { body: Buffer; contentType: string }>();
   for (const endpoint of ENDPOINTS)
     for (const paged of [false, true]) {
       const path = pathOf(name, endpoint, paged, hosts);
       const times = [];
-      for (let i = 0; i < (paged ? 21 : 4); i++) times.push(await timedGet(`${server.url}${path}`, headers));
+      for (let i = 0; i < (paged ? 21 : 4); i++) times.push(await timedGet(`${server.url}${path}`, AUTH));
       const [cold, ...warm] = times;
       if (warm.some((time) => !time.body.equals(cold.body)))
         throw new Error(`${path}: a cached answer differs from the first`);
@@ -257,7 +254,6 @@ async function answerEveryList(server: Server, name: string, hosts: number) {
 }
 
 async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
-  const headers = { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret };
   const lines: string[] = [];
   // Peak RSS while answering every list unpaged, one request after another, in a fresh server per size
   // (before any concurrent load, which sizes the heap by how many responses are in flight).
@@ -314,13 +310,13 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
           const warm: number[] = [];
           const limits: number[] = [];
           for (let round = 0; round < LOAD_ROUNDS; round++) {
-            warm.push(await wrkRate(`${server.url}${path}`, headers, seconds, connections));
+            warm.push(await wrkRate(`${server.url}${path}`, AUTH, seconds, connections));
             limits.push(await wrkRate(`${memory.url}${path}`, {}, seconds, connections));
           }
           row.warmRate = median(warm);
           row.limit = median(limits);
           row.warmRatios = warm.map((rate, round) => rate / limits[round]);
-          row.coldRate = await wrkRate(`${uncached!.url}${path}`, headers, seconds, connections);
+          row.coldRate = await wrkRate(`${uncached!.url}${path}`, AUTH, seconds, connections);
         }
       } finally {
         await memory.close();
