@@ -106,5 +106,5 @@ export function writeCachedAnswer(
     if (hit.fd !== undefined) close(hit.fd, () => {});
     response.end();
   } else if (hit.fd === undefined) response.end(hit.memory);
-  else void writeCachedFile(hit.fd, hit.entry.size, response);
+  else writeCachedFile(hit.fd, hit.entry.size, response);
 }

@@ -295,49 +295,46 @@ const SPARE_CHUNKS_KEPT = 8;
  * once the socket has taken their bytes; stops (and closes the descriptor) if `out` closes first.
  * A read error or a file shorter than `size` destroys `out`: its headers promised `size` bytes.
  */
-export function writeCachedFile(fd: number, size: number, out: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    let offset = 0;
-    let reading = false;
-    let done = false;
-    let closed = false;
-    // The descriptor is closed once, and only when no read is in flight: its number could be reused.
-    const finish = (error?: Error) => {
-      if (!done) {
-        done = true;
-        if (error) out.destroy(error);
-        resolve();
+export function writeCachedFile(fd: number, size: number, out: Writable): void {
+  let offset = 0;
+  let reading = false;
+  let done = false;
+  let closed = false;
+  // The descriptor is closed once, and only when no read is in flight: its number could be reused.
+  const finish = (error?: Error) => {
+    if (!done) {
+      done = true;
+      if (error) out.destroy(error);
+    }
+    if (reading || closed) return;
+    closed = true;
+    close(fd, () => {});
+  };
+  const release = (chunk: Buffer) => {
+    if (spareChunks.length < SPARE_CHUNKS_KEPT) spareChunks.push(chunk);
+  };
+  out.once("close", () => finish());
+  const next = () => {
+    if (done) return;
+    if (offset >= size) {
+      out.end();
+      return finish();
+    }
+    const chunk = spareChunks.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK);
+    reading = true;
+    read(fd, chunk, 0, Math.min(READ_CHUNK, size - offset), offset, (error, bytesRead) => {
+      reading = false;
+      if (done || error || bytesRead === 0) {
+        release(chunk);
+        return finish(
+          done ? undefined : (error ?? new Error(`a cached file ended ${size - offset} bytes early`)),
+        );
       }
-      if (reading || closed) return;
-      closed = true;
-      close(fd, () => {});
-    };
-    const release = (chunk: Buffer) => {
-      if (spareChunks.length < SPARE_CHUNKS_KEPT) spareChunks.push(chunk);
-    };
-    out.once("close", () => finish());
-    const next = () => {
-      if (done) return;
-      if (offset >= size) {
-        out.end();
-        return finish();
-      }
-      const chunk = spareChunks.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK);
-      reading = true;
-      read(fd, chunk, 0, Math.min(READ_CHUNK, size - offset), offset, (error, bytesRead) => {
-        reading = false;
-        if (done || error || bytesRead === 0) {
-          release(chunk);
-          return finish(
-            done ? undefined : (error ?? new Error(`a cached file ended ${size - offset} bytes early`)),
-          );
-        }
-        offset += bytesRead;
-        const part = bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead);
-        if (out.write(part, () => release(chunk))) next();
-        else out.once("drain", next);
-      });
-    };
-    next();
-  });
+      offset += bytesRead;
+      const part = bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead);
+      if (out.write(part, () => release(chunk))) next();
+      else out.once("drain", next);
+    });
+  };
+  next();
 }
