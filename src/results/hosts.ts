@@ -16,6 +16,7 @@ import {
   type Page,
   ResultQueries,
   type ResultRun,
+  release,
 } from "./query.ts";
 
 export interface Host {
@@ -63,14 +64,16 @@ export async function* hostEntries(
   const addresses = queries.entities(run, { ...filters, kinds: HOST_KINDS }, { page });
   for await (const batch of inBatches(addresses)) {
     const services = new Map<string, Array<{ details: Details }>>();
-    for (const service of await queries.services(
+    const found = await queries.services(
       run,
       batch.map((address) => address.name),
-    )) {
+    );
+    for (const service of found) {
       const known = services.get(service.address);
       if (known) known.push(service);
       else services.set(service.address, [service]);
     }
+    release(found);
     for (const address of batch) yield [address.name, host(address, services.get(address.name) ?? [])];
   }
 }

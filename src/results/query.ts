@@ -118,6 +118,18 @@ function seenIn(alias: string, runId: number) {
   return sql<boolean>`${ref("version_run_id")} <= ${runId} and ${ref("last_run_id")} >= ${runId}`;
 }
 
+/**
+ * Empties an array of rows once used (and answers `result`, what was made of them). On PostgreSQL the
+ * objects that waited for a read — async frames, node-postgres's query and result — live long enough to
+ * be promoted to old space, and still point at the rows they were given after they are dead. A scavenge
+ * counts every pointer from old space as live, so a batch's rows survived until the next full collection
+ * and were promoted in turn: old space grew with the length of a response. An emptied array holds nothing.
+ */
+export function release<T>(rows: unknown[], result?: T): T {
+  rows.length = 0;
+  return result as T;
+}
+
 /** Reads rows in batches of `size` after the last one read; `page` offsets and limits the whole. */
 export async function* batches<Row>(
   fetch: (after: Row | undefined, take: number, skip: number) => Promise<Row[]>,
@@ -136,7 +148,7 @@ export async function* batches<Row>(
     after = rows[count - 1];
     // Let the batch go before the next is read: the suspended generator would hold it (two batches
     // alive across the read, which on PostgreSQL spans socket reads and garbage collections).
-    rows.length = 0;
+    release(rows);
     remaining -= count;
     if (count < take) return;
   }
@@ -149,14 +161,17 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all;
 }
 
-/** Groups what an iterable yields into arrays of up to `size`. */
+/**
+ * Groups what an iterable yields into arrays of up to `size`. A batch is emptied when the next is asked
+ * for (see `release`): a consumer that keeps one keeps a copy.
+ */
 export async function* inBatches<T>(items: AsyncIterable<T>, size = BATCH): AsyncGenerator<T[]> {
-  let batch: T[] = [];
+  const batch: T[] = [];
   for await (const item of items) {
     batch.push(item);
     if (batch.length === size) {
       yield batch;
-      batch = [];
+      release(batch);
     }
   }
   if (batch.length > 0) yield batch;
@@ -227,7 +242,10 @@ export class ResultQueries {
       )
       .execute()) as unknown as Row[];
     const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.map((row) => byId.get(row.id)!);
+    const ordered = ids.map((row) => byId.get(row.id)!);
+    release(rows);
+    byId.clear();
+    return ordered;
   }
 
   /** A count of a finished run's results, computed once (the oldest are forgotten past COUNTS_KEPT). */
@@ -445,13 +463,20 @@ export class ResultQueries {
       }
       const ids = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
       const rows = await this.#rowsById<EntityRowColumns>("entities", ids, columns);
-      if (!options.provenance) return rows.map((row) => entityRow(run, row));
-      return (rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>).map(
-        (row): EntityRowWithProvenance => ({
-          ...entityRow(run, row),
-          ancestors: JSON.parse(row.ancestors),
-          taskResults: JSON.parse(row.task_results),
-        }),
+      if (!options.provenance)
+        return release(
+          rows,
+          rows.map((row) => entityRow(run, row)),
+        );
+      return release(
+        rows,
+        (rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>).map(
+          (row): EntityRowWithProvenance => ({
+            ...entityRow(run, row),
+            ancestors: JSON.parse(row.ancestors),
+            taskResults: JSON.parse(row.task_results),
+          }),
+        ),
       );
     }, options.page);
   }
@@ -468,7 +493,10 @@ export class ResultQueries {
         let query = this.#entities(run, filters).select("e.name").distinct();
         if (after !== undefined) query = query.where("e.name", ">", after);
         const rows = await query.orderBy("e.name").limit(take).offset(skip).execute();
-        return rows.map((row) => row.name);
+        return release(
+          rows,
+          rows.map((row) => row.name),
+        );
       }, page),
     );
   }
@@ -480,7 +508,10 @@ export class ResultQueries {
       .select(["e.address", "e.details"])
       .where("e.address", "in", addresses)
       .execute();
-    return rows.map((row) => ({ address: row.address!, details: JSON.parse(row.details) }));
+    return release(
+      rows,
+      rows.map((row) => ({ address: row.address!, details: JSON.parse(row.details) })),
+    );
   }
 
   // --- findings -----------------------------------------------------------------------------------
@@ -590,13 +621,16 @@ export class ResultQueries {
         { alias_group: number; address: string | null; details: string | null }
       >();
       const names = [...new Set(rows.map((row) => row.entity_name))];
-      if (names.length > 0)
-        for (const entity of await this.#entities(run, { names })
-          .select(["e.kind", "e.name", "e.alias_group", "e.address"])
-          .select(sql<string | null>`case when e.address is null then e.details end`.as("details"))
-          .execute())
-          entities.set(`${entity.kind}\u0000${entity.name}`, entity);
-      return rows.map((row) => {
+      const found =
+        names.length === 0
+          ? []
+          : await this.#entities(run, { names })
+              .select(["e.kind", "e.name", "e.alias_group", "e.address"])
+              .select(sql<string | null>`case when e.address is null then e.details end`.as("details"))
+              .execute();
+      for (const entity of found) entities.set(`${entity.kind}\u0000${entity.name}`, entity);
+      release(found);
+      const findings = rows.map((row) => {
         const entity = entities.get(`${row.entity_kind}\u0000${row.entity_name}`);
         return {
           ...findingOf(row),
@@ -609,6 +643,8 @@ export class ResultQueries {
               : JSON.parse(entity.details ?? "{}"),
         };
       });
+      entities.clear();
+      return release(rows, findings);
     }, page);
   }
 
@@ -715,14 +751,16 @@ export class ResultQueries {
       const found = new Map<string, { products: Set<string>; affected: Set<string> }>(
         cves.map((cve) => [cve, { products: new Set(), affected: new Set() }]),
       );
-      for (const row of await this.#vulnerabilities(run, filters)
+      const rows = await this.#vulnerabilities(run, filters)
         .select(["v.cve_id", "v.product", "e.name"])
         .where("v.cve_id", "in", cves)
         .orderBy("e.name")
-        .execute()) {
+        .execute();
+      for (const row of rows) {
         found.get(row.cve_id)?.products.add(row.product);
         found.get(row.cve_id)?.affected.add(row.name);
       }
+      release(rows);
       for (const cve of cves) {
         const entry = found.get(cve)!;
         yield { cve, products: [...entry.products].sort(), affected: [...entry.affected] };
