@@ -10,10 +10,11 @@
  * nothing to read, nothing to serialise), reported as a ratio. Each is measured cold (the first request
  * of a URL, and under load a second server on the same store with the result cache off: every answer
  * read from the database) and warm (answered from the result cache). Peak RSS is also measured at a
- * quarter of the size, to show whether memory grows with the collection.
+ * quarter and at twice the size, to show whether memory grows with the collection: from the small size
+ * to the full one V8 grows its young generation to its largest; past that, any growth is ours.
  *
  * Run alone: node bench/results.ts. Knobs: BENCH_RESULTS_HOSTS (10000), BENCH_RESULTS_SMALL_HOSTS
- * (2500), BENCH_RESULTS_SECONDS (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
+ * (2500), BENCH_RESULTS_LARGE_HOSTS (twice BENCH_RESULTS_HOSTS; 0 skips it), BENCH_RESULTS_SECONDS (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
  * BENCH_RESULTS_ROUNDS (rounds of warm and limit rates, taken in turns, 3; medians reported),
  * BENCH_RESULTS_DIALECTS (sqlite,postgres), BENCH_RESULTS_RSS_SERVERS (fresh servers whose peak RSS
  * is measured per size, 3; the median is reported), BENCH_RESULTS_CPU_PROF (a folder: the cached server writes
@@ -34,6 +35,11 @@ import { exec, which } from "./lib/peer.ts";
 const knob = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const FULL_HOSTS = knob("BENCH_RESULTS_HOSTS", 10_000);
 const SMALL_HOSTS = knob("BENCH_RESULTS_SMALL_HOSTS", 2_500);
+const LARGE_HOSTS = knob("BENCH_RESULTS_LARGE_HOSTS", 2 * FULL_HOSTS);
+/** Sizes whose peak RSS is measured (the full one also under load), smallest first; a 0 knob drops its size. */
+const RSS_SIZES = [...new Set([SMALL_HOSTS, FULL_HOSTS, LARGE_HOSTS])]
+  .filter((hosts) => hosts > 0)
+  .sort((a, b) => a - b);
 const LOAD_SECONDS = knob("BENCH_RESULTS_SECONDS", 3);
 const DIALECTS = (process.env.BENCH_RESULTS_DIALECTS ?? "sqlite,postgres").split(",");
 const CPU_PROFILE = process.env.BENCH_RESULTS_CPU_PROF;
@@ -258,7 +264,7 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
   // Peak RSS while answering every list unpaged, one request after another, in a fresh server per size
   // (before any concurrent load, which sizes the heap by how many responses are in flight).
   const peaks = new Map<number, number[]>();
-  for (const hosts of [SMALL_HOSTS, FULL_HOSTS]) {
+  for (const hosts of RSS_SIZES) {
     const store = await createTestStore(dialect);
     const full = hosts === FULL_HOSTS;
     const server = await serve(store, { cache: true, profile: full ? CPU_PROFILE : undefined });
@@ -348,11 +354,16 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
       await store.drop();
     }
   }
-  const small = median(peaks.get(SMALL_HOSTS)!);
-  const full = median(peaks.get(FULL_HOSTS)!);
   const range = (values: number[]) => `${mb(Math.min(...values))}–${mb(Math.max(...values))}`;
+  const steps = RSS_SIZES.map((hosts, i) => {
+    const peak = `${mb(median(peaks.get(hosts)!))} (${range(peaks.get(hosts)!)}) at ${hosts.toLocaleString("en")} hosts`;
+    if (i === 0) return peak;
+    const before = RSS_SIZES[i - 1];
+    const growth = median(peaks.get(hosts)!) / median(peaks.get(before)!);
+    return `${peak} (${(hosts / before).toFixed(0)}× the entities and bytes of the size before: ×${growth.toFixed(2)})`;
+  });
   lines.push(
-    `Peak RSS answering every list above one request at a time (each URL cold once, then from the cache), median of ${RSS_SERVERS} fresh servers: ${mb(small)} (${range(peaks.get(SMALL_HOSTS)!)}) at ${SMALL_HOSTS.toLocaleString("en")} hosts, ${mb(full)} (${range(peaks.get(FULL_HOSTS)!)}) at ${FULL_HOSTS.toLocaleString("en")} hosts (${(FULL_HOSTS / SMALL_HOSTS).toFixed(0)}× the entities and bytes): ×${(full / small).toFixed(2)}.`,
+    `Peak RSS answering every list above one request at a time (each URL cold once, then from the cache), median of ${RSS_SERVERS} fresh servers: ${steps.join("; ")}.`,
     "",
   );
   return lines.join("\n");
