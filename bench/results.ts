@@ -14,7 +14,8 @@
  * to the full one much of the growth is native memory that stops growing; past the full size it is ≈3%.
  *
  * Run alone: node bench/results.ts. Knobs: BENCH_RESULTS_HOSTS (10000), BENCH_RESULTS_SMALL_HOSTS
- * (2500), BENCH_RESULTS_LARGE_HOSTS (twice BENCH_RESULTS_HOSTS; 0 skips it), BENCH_RESULTS_SECONDS (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
+ * (2500), BENCH_RESULTS_LARGE_HOSTS (twice BENCH_RESULTS_HOSTS; 0 skips it), BENCH_RESULTS_SECONDS
+ * (seconds of wrk per paged measurement, 3; unpaged ones get 5/3 of it),
  * BENCH_RESULTS_ROUNDS (rounds of warm and limit rates, taken in turns, 3; medians reported),
  * BENCH_RESULTS_DIALECTS (sqlite,postgres), BENCH_RESULTS_RSS_SERVERS (fresh servers whose peak RSS
  * is measured per size, 3; the median is reported), BENCH_RESULTS_CPU_PROF (a folder: the cached server writes
@@ -355,12 +356,12 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
     }
   }
   const range = (values: number[]) => `${mb(Math.min(...values))}–${mb(Math.max(...values))}`;
+  const medians = RSS_SIZES.map((hosts) => median(peaks.get(hosts)!));
   const steps = RSS_SIZES.map((hosts, i) => {
-    const peak = `${mb(median(peaks.get(hosts)!))} (${range(peaks.get(hosts)!)}) at ${hosts.toLocaleString("en")} hosts`;
+    const peak = `${mb(medians[i])} (${range(peaks.get(hosts)!)}) at ${hosts.toLocaleString("en")} hosts`;
     if (i === 0) return peak;
-    const before = RSS_SIZES[i - 1];
-    const growth = median(peaks.get(hosts)!) / median(peaks.get(before)!);
-    return `${peak} (${(hosts / before).toFixed(0)}× the entities and bytes of the size before: ×${growth.toFixed(2)})`;
+    const growth = medians[i] / medians[i - 1];
+    return `${peak} (${(hosts / RSS_SIZES[i - 1]).toFixed(0)}× the entities and bytes of the size before: ×${growth.toFixed(2)})`;
   });
   lines.push(
     `Peak RSS answering every list above one request at a time (each URL cold once, then from the cache), median of ${RSS_SERVERS} fresh servers: ${steps.join("; ")}.`,

@@ -119,15 +119,21 @@ function seenIn(alias: string, runId: number) {
 }
 
 /**
- * Empties an array of rows once used (and answers `result`, what was made of them). On PostgreSQL the
- * objects that waited for a read — async frames, node-postgres's query and result — live long enough to
- * be promoted to old space, and still point at the rows they were given after they are dead. A scavenge
- * counts every pointer from old space as live, so a batch's rows survived until the next full collection
- * and were promoted in turn: old space grew with the length of a response. An emptied array holds nothing.
+ * Empties an array of rows once used. On PostgreSQL the objects that waited for a read — async frames,
+ * node-postgres's query and result — live long enough to be promoted to old space, and still point at
+ * the rows they were given after they are dead. A scavenge counts every pointer from old space as live,
+ * so a batch's rows survived until the next full collection and were promoted in turn: old space grew
+ * with the length of a response. An emptied array holds nothing.
  */
-export function release<T>(rows: unknown[], result?: T): T {
+export function release(rows: unknown[]): void {
   rows.length = 0;
-  return result as T;
+}
+
+/** The rows mapped, their array emptied (see `release`). */
+export function mapReleased<Row, T>(rows: Row[], map: (row: Row) => T): T[] {
+  const mapped = rows.map(map);
+  release(rows);
+  return mapped;
 }
 
 /** Reads rows in batches of `size` after the last one read; `page` offsets and limits the whole. */
@@ -463,20 +469,14 @@ export class ResultQueries {
       }
       const ids = await query.orderBy(order[0]).orderBy(order[1]).limit(take).offset(skip).execute();
       const rows = await this.#rowsById<EntityRowColumns>("entities", ids, columns);
-      if (!options.provenance)
-        return release(
-          rows,
-          rows.map((row) => entityRow(run, row)),
-        );
-      return release(
-        rows,
-        (rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>).map(
-          (row): EntityRowWithProvenance => ({
-            ...entityRow(run, row),
-            ancestors: JSON.parse(row.ancestors),
-            taskResults: JSON.parse(row.task_results),
-          }),
-        ),
+      if (!options.provenance) return mapReleased(rows, (row) => entityRow(run, row));
+      return mapReleased(
+        rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>,
+        (row): EntityRowWithProvenance => ({
+          ...entityRow(run, row),
+          ancestors: JSON.parse(row.ancestors),
+          taskResults: JSON.parse(row.task_results),
+        }),
       );
     }, options.page);
   }
@@ -493,10 +493,7 @@ export class ResultQueries {
         let query = this.#entities(run, filters).select("e.name").distinct();
         if (after !== undefined) query = query.where("e.name", ">", after);
         const rows = await query.orderBy("e.name").limit(take).offset(skip).execute();
-        return release(
-          rows,
-          rows.map((row) => row.name),
-        );
+        return mapReleased(rows, (row) => row.name);
       }, page),
     );
   }
@@ -508,10 +505,7 @@ export class ResultQueries {
       .select(["e.address", "e.details"])
       .where("e.address", "in", addresses)
       .execute();
-    return release(
-      rows,
-      rows.map((row) => ({ address: row.address!, details: JSON.parse(row.details) })),
-    );
+    return mapReleased(rows, (row) => ({ address: row.address!, details: JSON.parse(row.details) }));
   }
 
   // --- findings -----------------------------------------------------------------------------------
@@ -630,7 +624,7 @@ export class ResultQueries {
               .execute();
       for (const entity of found) entities.set(`${entity.kind}\u0000${entity.name}`, entity);
       release(found);
-      const findings = rows.map((row) => {
+      const findings = mapReleased(rows, (row) => {
         const entity = entities.get(`${row.entity_kind}\u0000${row.entity_name}`);
         return {
           ...findingOf(row),
@@ -644,7 +638,7 @@ export class ResultQueries {
         };
       });
       entities.clear();
-      return release(rows, findings);
+      return findings;
     }, page);
   }
 

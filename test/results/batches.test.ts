@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { batches, collect, inBatches, release } from "../../src/results/query.ts";
+import { batches, collect, inBatches, mapReleased } from "../../src/results/query.ts";
 
 async function* numbers(count: number) {
   for (let i = 0; i < count; i++) yield i;
@@ -58,12 +58,11 @@ test("batches reads after the last row, and empties each batch read once its row
   );
 });
 
-test("release empties the rows and answers what was made of them", () => {
+test("mapReleased answers the rows mapped and empties their array", () => {
   const rows = [{ id: 1 }, { id: 2 }];
-  const ids = release(
-    rows,
-    rows.map((row) => row.id),
+  assert.deepEqual(
+    mapReleased(rows, (row) => row.id),
+    [1, 2],
   );
-  assert.deepEqual(ids, [1, 2]);
   assert.equal(rows.length, 0);
 });
