@@ -11,7 +11,7 @@
  * of a URL, and under load a second server on the same store with the result cache off: every answer
  * read from the database) and warm (answered from the result cache). Peak RSS is also measured at a
  * quarter and at twice the size, to show whether memory grows with the collection: from the small size
- * to the full one much of the growth is native memory that stops growing; past the full size it is ≈3%.
+ * to the full one most of the growth is V8's committed heap becoming resident; past it, ≈3% a doubling.
  *
  * Run alone: node bench/results.ts. Knobs: BENCH_RESULTS_HOSTS (10000), BENCH_RESULTS_SMALL_HOSTS
  * (2500), BENCH_RESULTS_LARGE_HOSTS (twice BENCH_RESULTS_HOSTS; 0 skips it), BENCH_RESULTS_SECONDS
