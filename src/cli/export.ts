@@ -4,9 +4,10 @@
  * under a temporary name and renamed when complete, so an interrupted export never looks finished.
  */
 import { createWriteStream, renameSync, rmSync } from "node:fs";
-import { Readable, type Writable } from "node:stream";
+import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import {
   ApiClient,
@@ -53,6 +54,75 @@ export function exportQuery(options: ExportOptions): string {
   return query.toString();
 }
 
+const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+
+/**
+ * Counts an export's items as its bytes pass: NDJSON lines, CSV records after the header row (a newline
+ * inside a quoted field belongs to its record; a doubled quote toggles twice). JSON is not counted.
+ */
+export class ExportCounter extends Transform {
+  items = 0;
+  bytes = 0;
+  readonly #format: string;
+  #records = 0;
+  #quoted = false;
+  readonly #progress: () => void;
+
+  constructor(format: string, progress: () => void = () => {}) {
+    super();
+    this.#format = format;
+    this.#progress = progress;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.#format === "ndjson") this.items += countNewlines(chunk);
+    else if (this.#format === "csv") {
+      if (!this.#quoted && !chunk.includes(QUOTE)) this.#records += countNewlines(chunk);
+      else
+        for (const byte of chunk)
+          if (byte === QUOTE) this.#quoted = !this.#quoted;
+          else if (byte === NEWLINE && !this.#quoted) this.#records++;
+      this.items = Math.max(0, this.#records - 1);
+    }
+    this.#progress();
+    done(null, chunk);
+  }
+}
+
+function countNewlines(chunk: Buffer): number {
+  let count = 0;
+  for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) count++;
+  return count;
+}
+
+/** How many items the export holds: the list's total (X-Total-Count) past the offset, up to the limit. */
+export function expectedItems(total: number, options: Pick<ExportOptions, "limit" | "offset">): number {
+  const rest = Math.max(0, total - Number(options.offset ?? 0));
+  return options.limit === undefined ? rest : Math.min(rest, Number(options.limit));
+}
+
+const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** A progress bar on stderr while an export streams (items against the total; bytes for JSON). */
+function progressBar(kind: string, format: string, expected: number) {
+  const bar = new SingleBar(
+    {
+      stream: process.stderr,
+      format:
+        format === "json"
+          ? `${kind} | {mb} MB`
+          : `${kind} [{bar}] {value}/{total} items | {mb} MB | {duration_formatted}`,
+      hideCursor: true,
+      clearOnComplete: true,
+    },
+    Presets.shades_classic,
+  );
+  bar.start(Math.max(expected, 1), 0, { mb: "0.0" });
+  return bar;
+}
+
 export function registerExportCommand(program: Command): void {
   withClientOptions(
     program
@@ -77,21 +147,38 @@ export function registerExportCommand(program: Command): void {
     const client = new ApiClient(clientSettings(options));
     const response = await client.download(collectionPath(collection, `/${kind}?${exportQuery(options)}`));
     const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+    const expected = expectedItems(Number(response.headers.get("x-total-count") ?? 0), options);
+    // A bar only where a person watches stderr, and not over the rows themselves on the same terminal.
+    const bar =
+      process.stderr.isTTY && (options.output || !process.stdout.isTTY)
+        ? progressBar(kind, options.format, expected)
+        : undefined;
+    const counter: ExportCounter = new ExportCounter(options.format, () =>
+      bar?.update(counter.items, { mb: megabytes(counter.bytes) }),
+    );
     if (!options.output) {
-      await pipeline(body, process.stdout as Writable, { end: false });
+      try {
+        await pipeline(body, counter, process.stdout as Writable, { end: false });
+      } finally {
+        bar?.stop();
+      }
       return;
     }
     const partial = `${options.output}.partial`;
     try {
-      await pipeline(body, createWriteStream(partial));
+      await pipeline(body, counter, createWriteStream(partial));
       renameSync(partial, options.output);
     } catch (error) {
       rmSync(partial, { force: true });
       throw new CliError(
         `The export stopped before the end (${(error as Error).message}); ${options.output} was not written`,
       );
+    } finally {
+      bar?.stop();
     }
-    const total = response.headers.get("x-total-count");
-    console.error(`Wrote ${total ?? "the"} ${kind} of ${collection} to ${options.output}.`);
+    const written = options.format === "json" ? expected : counter.items;
+    console.error(
+      `Wrote ${written} ${kind} of ${collection} to ${options.output} (${megabytes(counter.bytes)} MB).`,
+    );
   });
 }

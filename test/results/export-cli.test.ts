@@ -3,13 +3,46 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { after, before, describe, test } from "node:test";
+import { ExportCounter, expectedItems } from "../../src/cli/export.ts";
 import { runClientCommand } from "../helpers/processes.ts";
 import { fixtureCounts } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { apiCollection, parseCsv, runIn } from "./helpers.ts";
 
 const HOSTS = 300;
+
+/** What an ExportCounter counts of these chunks, passed through unchanged. */
+async function counted(format: string, chunks: string[]) {
+  const counter = new ExportCounter(format);
+  const passed: Buffer[] = [];
+  await pipeline(
+    Readable.from(chunks.map((chunk) => Buffer.from(chunk))),
+    counter,
+    async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) passed.push(chunk);
+    },
+  );
+  assert.equal(Buffer.concat(passed).toString(), chunks.join(""));
+  return { items: counter.items, bytes: counter.bytes };
+}
+
+test("an export's items are counted as they pass: CSV records after the header, NDJSON lines", async () => {
+  // A quoted field holding newlines, a doubled quote and a quote split across chunks.
+  const csv = ['name,note\nalpha,"two\nlines"\nbeta,"say ""hi', '"""\n"gam\nma",x\n', "delta,plain\n"];
+  assert.deepEqual(await counted("csv", csv), { items: 4, bytes: Buffer.byteLength(csv.join("")) });
+  assert.equal((await counted("ndjson", ['{"a":1}\n{"a":', "2}\n", '{"a":3}\n'])).items, 3);
+  assert.equal((await counted("json", ['{"success":true,"result":[1,\n2]}'])).items, 0);
+});
+
+test("the items an export holds: the total past the offset, up to the limit", () => {
+  assert.equal(expectedItems(300, {}), 300);
+  assert.equal(expectedItems(300, { offset: "250", limit: "100" }), 50);
+  assert.equal(expectedItems(300, { limit: "5" }), 5);
+  assert.equal(expectedItems(300, { offset: "400" }), 0);
+});
 
 describe("sightline export", () => {
   let t: TestServer;
@@ -64,6 +97,15 @@ describe("sightline export", () => {
     assert.deepEqual(header, Object.keys(json[0]));
     assert.equal(rows[0][header.indexOf("id")], json[0].id);
     assert.ok(!existsSync(`${file}.partial`));
+  });
+
+  test("a page to a file: the items written, not the list's total", async () => {
+    const file = join(home, "issues-page.csv");
+    const args = ["export", "estate", "issues", "--format", "csv", "--limit", "5", "--offset", "2"];
+    const result = await sightline([...args, "--output", file]);
+    assert.equal(result.code, 0, result.output);
+    assert.match(result.output, /Wrote 5 issues of estate to .*issues-page\.csv \(\d+\.\d MB\)\./);
+    assert.equal(parseCsv(readFileSync(file, "utf8")).length, 1 + 5);
   });
 
   test("NDJSON to stdout with filters, one object per line", async () => {
