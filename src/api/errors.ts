@@ -29,6 +29,18 @@ function fieldOf(error: ErrorObject, part: string): string {
   return [path, named].filter(Boolean).join(".") || part;
 }
 
+/** What each schema pattern asks for, in words, as `patternMeaning` registered it. */
+const PATTERN_MEANINGS = new Map<string, string>();
+
+/**
+ * A schema pattern with what it means in a sentence: a value that does not match is told that, not the
+ * regular expression.
+ */
+export function patternMeaning(pattern: string, meaning: string): string {
+  PATTERN_MEANINGS.set(pattern, meaning);
+  return pattern;
+}
+
 function describe(error: ErrorObject): string {
   switch (error.keyword) {
     case "required":
@@ -47,8 +59,10 @@ function describe(error: ErrorObject): string {
       return `must be at least ${(error.params as { limit: number }).limit}`;
     case "maximum":
       return `must be at most ${(error.params as { limit: number }).limit}`;
-    case "pattern":
-      return "has characters outside a-z 0-9 _ - .";
+    case "pattern": {
+      const { pattern } = error.params as { pattern: string };
+      return PATTERN_MEANINGS.get(pattern) ?? `must match ${pattern}`;
+    }
     case "enum":
       return `must be one of ${((error.params as { allowedValues: unknown[] }).allowedValues ?? []).join(", ")}`;
     case "additionalProperties":

@@ -48,6 +48,7 @@ import type { CollectionRow } from "../store/collections.ts";
 import { VulnerabilityRepository } from "../vulns/repository.ts";
 import { CachedAnswers } from "./cached-answers.ts";
 import { visibleCollection } from "./collections.ts";
+import { patternMeaning } from "./errors.ts";
 import {
   cachedAnswerHeaders,
   matchesEtag,
@@ -186,7 +187,10 @@ const FILTER_PARAMETERS = {
   ),
   severity: Type.Optional(
     Type.String({
-      pattern: "^[1-5](,[1-5])*$",
+      pattern: patternMeaning(
+        "^[1-5](,[1-5])*$",
+        "must be severities from 1 (critical) to 5 (informational), comma-separated, e.g. 1,2",
+      ),
       description: "Only these severities, comma-separated: 1 (critical) … 5 (informational), e.g. 1,2.",
     }),
   ),

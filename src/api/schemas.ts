@@ -4,6 +4,7 @@
  */
 import { type TSchema, Type } from "typebox";
 import { SEED_TYPES } from "../core/seeds.ts";
+import { patternMeaning } from "./errors.ts";
 
 /** The success envelope around a route's result. */
 export const Envelope = <T extends TSchema>(result: T) =>
@@ -71,7 +72,7 @@ export const COLLECTION_NAME = /^[a-z0-9_.-]{1,64}$/;
 export const CollectionName = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: "^[a-z0-9_.-]+$",
+  pattern: patternMeaning("^[a-z0-9_.-]+$", "has characters outside a-z 0-9 _ - ."),
   description: "1–64 characters of a-z 0-9 _ - .; unique within the account.",
 });
 

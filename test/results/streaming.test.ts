@@ -365,6 +365,11 @@ for (const { dialect, skip } of await dialects()) {
         "scoped",
         "severity",
       ]);
+      // Each says what it asks for, in words.
+      assert.equal(
+        malformed.body.error.details.find((d: { field: string }) => d.field === "severity").message,
+        "must be severities from 1 (critical) to 5 (informational), comma-separated, e.g. 1,2",
+      );
       const wrongList = await t.request("GET", "/api/collections/small/issues?port=80");
       assert.equal(wrongList.status, 400, "issues have no port filter");
       assert.equal(wrongList.body.error.details[0].field, "port");
