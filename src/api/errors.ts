@@ -59,6 +59,12 @@ function describe(error: ErrorObject): string {
       return `must be at least ${(error.params as { limit: number }).limit}`;
     case "maximum":
       return `must be at most ${(error.params as { limit: number }).limit}`;
+    case "minLength": {
+      const { limit } = error.params as { limit: number };
+      return limit === 1 ? "must not be empty" : `must be at least ${limit} characters long`;
+    }
+    case "maxLength":
+      return `must be at most ${(error.params as { limit: number }).limit} characters long`;
     case "pattern": {
       const { pattern } = error.params as { pattern: string };
       return PATTERN_MEANINGS.get(pattern) ?? `must match ${pattern}`;

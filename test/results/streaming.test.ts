@@ -370,6 +370,12 @@ for (const { dialect, skip } of await dialects()) {
         malformed.body.error.details.find((d: { field: string }) => d.field === "severity").message,
         "must be severities from 1 (critical) to 5 (informational), comma-separated, e.g. 1,2",
       );
+      const empty = await t.request("GET", "/api/collections/small/applications?q=");
+      assert.deepEqual(empty.body.error.details, [{ field: "q", message: "must not be empty" }]);
+      const long = await t.request("GET", `/api/collections/small/applications?product=${"x".repeat(201)}`);
+      assert.deepEqual(long.body.error.details, [
+        { field: "product", message: "must be at most 200 characters long" },
+      ]);
       const wrongList = await t.request("GET", "/api/collections/small/issues?port=80");
       assert.equal(wrongList.status, 400, "issues have no port filter");
       assert.equal(wrongList.body.error.details[0].field, "port");
