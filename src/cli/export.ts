@@ -7,7 +7,6 @@ import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { Readable, Transform, type TransformCallback, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import {
   ApiClient,
@@ -17,7 +16,7 @@ import {
   withClientOptions,
 } from "./api-client.ts";
 import { RESULT_KINDS } from "./collections.ts";
-import { CliError } from "./output.ts";
+import { CliError, megabytes, stderrProgressBar } from "./output.ts";
 
 /** The lists the API can export: every result but the overview. */
 export const EXPORT_KINDS = RESULT_KINDS.filter((kind) => kind !== "overview");
@@ -103,21 +102,12 @@ export function expectedItems(total: number, options: Pick<ExportOptions, "limit
   return options.limit === undefined ? rest : Math.min(rest, Number(options.limit));
 }
 
-const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-
 /** A progress bar on stderr while an export streams (items against the total; bytes for JSON). */
 function progressBar(kind: string, format: string, expected: number) {
-  const bar = new SingleBar(
-    {
-      stream: process.stderr,
-      format:
-        format === "json"
-          ? `${kind} | {mb} MB`
-          : `${kind} [{bar}] {value}/{total} items | {mb} MB | {duration_formatted}`,
-      hideCursor: true,
-      clearOnComplete: true,
-    },
-    Presets.shades_classic,
+  const bar = stderrProgressBar(
+    format === "json"
+      ? `${kind} | {mb} MB`
+      : `${kind} [{bar}] {value}/{total} items | {mb} MB | {duration_formatted}`,
   );
   bar.start(Math.max(expected, 1), 0, { mb: "0.0" });
   return bar;

@@ -1,4 +1,5 @@
 /** How CLI commands print: a plain table for people, JSON for scripts, sentences on stderr for errors. */
+import { Presets, SingleBar } from "cli-progress";
 
 export class CliError extends Error {
   readonly exitCode: number;
@@ -36,4 +37,15 @@ export function output(json: boolean | undefined, value: unknown, columns?: stri
   } else {
     console.log(String(value));
   }
+}
+
+/** Bytes as megabytes with one decimal, as progress bars and summaries show them. */
+export const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** A progress bar on stderr in `format` (cli-progress placeholders), cleared once stopped. */
+export function stderrProgressBar(format: string): SingleBar {
+  return new SingleBar(
+    { stream: process.stderr, format, hideCursor: true, clearOnComplete: true },
+    Presets.shades_classic,
+  );
 }

@@ -4,7 +4,6 @@
  * the CVEs of a product CPE, as discovery would infer them.
  */
 import { basename } from "node:path";
-import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { openStore, type Store } from "../store/database.ts";
@@ -12,7 +11,7 @@ import { migrateToLatest } from "../store/migrate.ts";
 import { parseCpe } from "../vulns/cpe.ts";
 import { FeedError, type ImportReport, importFeedFile } from "../vulns/importer.ts";
 import { VulnerabilityRepository } from "../vulns/repository.ts";
-import { CliError, output } from "./output.ts";
+import { CliError, megabytes, output, stderrProgressBar } from "./output.ts";
 
 type Json = { json?: boolean };
 
@@ -26,18 +25,8 @@ async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
   }
 }
 
-const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-
 async function importWithProgress(store: Store, file: string): Promise<ImportReport> {
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: process.stderr,
-      format: `${basename(file)} [{bar}] {percentage}% | {done}/{size} MB`,
-      hideCursor: true,
-      clearOnComplete: true,
-    },
-    cliProgress.Presets.shades_classic,
-  );
+  const bar = stderrProgressBar(`${basename(file)} [{bar}] {percentage}% | {done}/{size} MB`);
   let started = false;
   try {
     return await importFeedFile(store.db, file, {
