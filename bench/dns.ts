@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULTS } from "../src/config.ts";
-import { DnsClient } from "../src/discovery/dns-client.ts";
+import { DEFAULTS } from "../src/core/config.ts";
 import { discoveryLimits } from "../src/discovery/module.ts";
-import { Throttle } from "../src/discovery/throttle.ts";
+import { DnsClient } from "../src/discovery/net/dns-client.ts";
+import { Throttle } from "../src/discovery/net/throttle.ts";
 import { loadWordlist } from "../src/discovery/wordlists.ts";
 import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./lib/peer.ts";
 

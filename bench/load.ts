@@ -5,23 +5,51 @@
  * requests per second, p50/p99 latency, error responses (there must be none) and the ratio of the API's
  * p99 to the baseline's. The lab runs in its own process, wrk in its own; the server in this one.
  *
- * Run alone: node bench/load.ts   (SIGHTLINE_BENCH_LOAD_SECONDS sets each phase's length, default 60)
+ * Run alone: node bench/load.ts   (SIGHTLINE_BENCH_LOAD_SECONDS sets each phase's length, default 60;
+ * SIGHTLINE_BENCH_LOAD_HOSTS the lab's hosts, default 400 — 1200 gives runs of about 6,000 tasks). The
+ * peak RSS of the process holding the server is reported against issue 19's goal of 700 MB.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { loadConfig } from "../src/config.ts";
-import { type RunningServer, startServer } from "../src/server.ts";
+import { type RunningServer, startServer } from "../src/app/server.ts";
+import { loadConfig } from "../src/core/config.ts";
+import { callApi } from "./lib/api.ts";
 import { exec, NOT_INSTALLED, startLabProcess, which } from "./lib/peer.ts";
 
 const SECONDS = Number(process.env.SIGHTLINE_BENCH_LOAD_SECONDS ?? 60);
 const THREADS = 2;
 const CONNECTIONS = 16;
 /** Lab hosts: two blocks of 200, one per collection, each a run of several seconds over the top-100 ports. */
-const HOSTS = 400;
+const HOSTS = Number(process.env.SIGHTLINE_BENCH_LOAD_HOSTS ?? 400);
+/** The lab numbers its hosts 200 to a /24 from .10 on (bench/lib/lab-process.ts): each run gets half the blocks. */
+const blocks = (base: string, half: 0 | 1) => {
+  const count = Math.ceil(HOSTS / 200);
+  const mine = Array.from({ length: count }, (_, i) => i).filter((i) =>
+    count === 1 ? half === 0 : i % 2 === half,
+  );
+  return mine.map((i) => ({ type: "NetBlock", name: `${base}.${10 + i}.0/24` }));
+};
 const KEYS = { access: "SLBENCHLOADKEY0001", secret: "bench-load-secret-0123456789abcdef" };
+/** Issue 19's goal for the server's resident memory under this mixed load. */
+const RSS_GOAL_BYTES = 700 * 1024 * 1024;
+
+/** Peak resident memory of this process (the server runs in it) since the last reset (Linux: VmHWM). */
+function peakRss(): number {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+    return match ? Number(match[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+function resetPeakRss(): void {
+  try {
+    writeFileSync("/proc/self/clear_refs", "5");
+  } catch {}
+}
 
 /**
  * wrk's script: each request is one of ten, by a per-thread counter — six reads (collections, one
@@ -129,21 +157,9 @@ async function load(wrk: string, script: string, url: string, mode: "api" | "hea
   return JSON.parse(line) as Figures;
 }
 
-/** Calls the API as a client would; throws on anything but 2xx. */
-async function api(server: RunningServer, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      SERVICE_ACCESS_KEY: KEYS.access,
-      SERVICE_SECRET_KEY: KEYS.secret,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = (await response.json()) as { result: unknown; message: string };
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${parsed.message}`);
-  return parsed.result;
-}
+/** Calls the API with the bench's key pair; throws on anything but 2xx. */
+const api = (server: RunningServer, method: string, path: string, body?: unknown) =>
+  callApi(server.url, KEYS, method, path, body);
 
 /**
  * Keeps a run of each collection in progress until stopped: forces one, waits for it to end, forces the
@@ -223,21 +239,32 @@ export const loadBench = {
       const base = lab.hosts[0]!.ip.split(".").slice(0, 2).join(".");
       await api(server, "POST", "/api/collections", {
         name: "load-a",
-        seeds: [{ type: "NetBlock", name: `${base}.10.0/24` }],
+        seeds: blocks(base, 0),
       });
       await api(server, "POST", "/api/collections", {
         name: "load-b",
-        seeds: [{ type: "NetBlock", name: `${base}.11.0/24` }],
+        seeds: blocks(base, 1),
       });
       await api(server, "POST", "/api/collections", { name: "load-writes", seeds: [] });
       runs = keepRunning(server, ["load-a", "load-b"]);
       while ((await runs.active()) < 2) await sleep(100);
 
+      resetPeakRss();
       const apiFigures = await load(wrk, script, server.url, "api");
+      const rssUnderLoad = peakRss();
       const activeAfterApi = await runs.active();
       const healthFigures = await load(wrk, script, server.url, "healthz");
+      const rssBothPhases = peakRss();
       const activeAfterHealth = await runs.active();
       const ended = await runs.stop();
+      const tasks = await Promise.all(
+        ["load-a", "load-b"].map(
+          async (name) =>
+            (await api(server, "GET", `/api/collections/${name}/runs`)) as Array<{ tasks_total: number }>,
+        ),
+      );
+      const largestRun = Math.max(0, ...tasks.flat().map((run) => run.tasks_total));
+      const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
 
       const errors = (f: Figures) => f.status + f.connect + f.read + f.write + f.timeout;
       const ratio = apiFigures.p99_us / Math.max(1, healthFigures.p99_us);
@@ -254,6 +281,8 @@ export const loadBench = {
             .map(([status, count]) => `${count} ${status}`)
             .join(", ") || "none"
         }.`,
+        "",
+        `Peak RSS of the process holding the server, its runs and this harness (VmHWM, reset before the API mix): **${mb(rssUnderLoad)}** during the API mix, ${mb(rssBothPhases)} over both phases (runs finishing included): ${(rssBothPhases / RSS_GOAL_BYTES).toFixed(2)}× the goal of ${mb(RSS_GOAL_BYTES)} (issue 19); the largest run had ${largestRun} tasks.`,
       ];
       const problems = [
         errors(apiFigures) > 0

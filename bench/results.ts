@@ -9,7 +9,8 @@
  * next to a plain node:http server answering the same bytes from memory in the same run (the limit:
  * nothing to read, nothing to serialise), reported as a ratio. Each is measured cold (the first request
  * of a URL, and under load a second server on the same store with the result cache off: every answer
- * read from the database) and warm (answered from the result cache). Peak RSS is also measured at a
+ * read from the database) and warm (answered from the result cache); and repeats that send the answer's
+ * ETag to the server with the cache off, answered 304 before any row is read. Peak RSS is also measured at a
  * quarter and at twice the size, to show whether memory grows with the collection: from the small size
  * to the full one most of the growth is V8's committed heap becoming resident; past it, ≈3% a doubling.
  *
@@ -214,6 +215,8 @@ interface Row {
   coldRate: number;
   /** Medians of the rounds. */
   warmRate: number;
+  /** Repeats that send the answer's ETag, on the server with the cache off: 304s decided before any row is read. */
+  notModifiedRate: number;
   limit: number;
   /** Warm over limit, round by round. */
   warmRatios: number[];
@@ -253,6 +256,7 @@ async function answerEveryList(server: Server, name: string, hosts: number) {
         },
         coldRate: Number.NaN,
         warmRate: Number.NaN,
+        notModifiedRate: Number.NaN,
         limit: Number.NaN,
         warmRatios: [],
       });
@@ -324,6 +328,19 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
           row.limit = median(limits);
           row.warmRatios = warm.map((rate, round) => rate / limits[round]);
           row.coldRate = await wrkRate(`${uncached!.url}${path}`, AUTH, seconds, connections);
+          // Identity-encoded, as wrk asks: each encoding has its own ETag.
+          const probe = await fetch(`${uncached!.url}${path}`, {
+            headers: { ...AUTH, "accept-encoding": "identity" },
+          });
+          const etag = probe.headers.get("etag");
+          await probe.body?.cancel();
+          if (!etag) throw new Error(`${path}: no ETag on the answer`);
+          row.notModifiedRate = await wrkRate(
+            `${uncached!.url}${path}`,
+            { ...AUTH, "If-None-Match": etag },
+            LOAD_SECONDS,
+            8,
+          );
         }
       } finally {
         await memory.close();
@@ -339,11 +356,11 @@ async function measureDialect(dialect: "sqlite" | "postgres", hasWrk: boolean) {
       lines.push(
         `### ${dialect === "sqlite" ? "SQLite" : "PostgreSQL"}: ${entities.toLocaleString("en")} entities, ${counts.issues.toLocaleString("en")} issues (built in ${seconds.toFixed(0)} s)`,
         "",
-        `| endpoint | body | cold: first byte / whole | warm: first byte / whole | cold req/s | warm req/s | memory server req/s | cold ratio | warm ratio: median of ${LOAD_ROUNDS} rounds (range) |`,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        `| endpoint | body | cold: first byte / whole | warm: first byte / whole | cold req/s | warm req/s | 304 req/s, cache off | memory server req/s | cold ratio | 304 ratio | warm ratio: median of ${LOAD_ROUNDS} rounds (range) |`,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...rows.map(
           (row) =>
-            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${ms(row.cold)} | ${ms(row.warm)} | ${row.coldRate.toFixed(1)} | ${row.warmRate.toFixed(1)} | ${row.limit.toFixed(1)} | ${ratio(row.coldRate, row.limit)} | ${ratios(row.warmRatios)} |`,
+            `| /${row.endpoint}${row.paged ? " (limit=100, from the middle)" : ""} | ${mb(row.bytes)} | ${ms(row.cold)} | ${ms(row.warm)} | ${row.coldRate.toFixed(1)} | ${row.warmRate.toFixed(1)} | ${row.notModifiedRate.toFixed(1)} | ${row.limit.toFixed(1)} | ${ratio(row.coldRate, row.limit)} | ${ratio(row.notModifiedRate, row.limit)} | ${ratios(row.warmRatios)} |`,
         ),
         "",
         `Peak RSS of the cached server under the load above: ${mb(loadPeak)}.`,

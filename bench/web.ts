@@ -11,10 +11,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { probeWebTarget } from "../src/discovery/http.ts";
+import { probeWebTarget } from "../src/discovery/modules/http.ts";
 import { openStore } from "../src/store/database.ts";
 import { migrateToLatest } from "../src/store/migrate.ts";
-import { VulnerabilityRepository } from "../src/vulns/repository.ts";
+import { VulnerabilityRepository } from "../src/store/vulns.ts";
 import type { ApplicationTruth } from "../test/lab/index.ts";
 import { exec, NOT_INSTALLED, startLabProcess, timed, which } from "./lib/peer.ts";
 

@@ -52,6 +52,7 @@ export const authentication = fp(async (app: FastifyInstance) => {
   const failures = app.metrics.counter(
     "sightline_auth_failures_total",
     "Requests refused for a missing or invalid key pair, by outcome (unauthorized or rate_limited).",
+    ["outcome"],
   );
   app.metrics.gauge(
     "sightline_auth_failing_clients",

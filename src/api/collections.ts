@@ -1,11 +1,11 @@
 /** Collection management: list, create, add seeds, delete seeds, read one. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { apiActor, recordAudit } from "../audit/log.ts";
 import { badRequest, conflict, type ErrorDetail, forbidden, notFound } from "../core/errors.ts";
 import { formatTimestamp } from "../core/formats.ts";
 import { checkSeed, type Seed, uniqueSeeds } from "../core/seeds.ts";
 import type { Principal } from "../store/accounts.ts";
+import { apiActor, recordAudit } from "../store/audit.ts";
 import type { CollectionRow, CollectionsRepository } from "../store/collections.ts";
 import {
   COLLECTION_NAME,
@@ -17,7 +17,9 @@ import {
   CreateCollectionBody,
   Envelope,
   FORBIDDEN_ERROR,
+  NAMES_SOMETHING,
   NOT_FOUND_ERROR,
+  PageOffset,
   SeedsChange,
 } from "./schemas.ts";
 
@@ -57,6 +59,9 @@ export async function visibleCollection<Row extends CollectionRow = CollectionRo
   return row;
 }
 
+/** The answer to a name that cannot be used, whatever the reason (docs/security.md). */
+export const NAME_UNAVAILABLE = "This name cannot be used; choose another.";
+
 function chooseTeam(principal: Principal, teamId: string | number | undefined): number {
   if (teamId === undefined || teamId === "") {
     const fallback = principal.defaultTeamId ?? principal.teamIds[0];
@@ -76,15 +81,27 @@ function chooseTeam(principal: Principal, teamId: string | number | undefined): 
   return id;
 }
 
-async function describeCollection(repository: CollectionsRepository, row: CollectionRow) {
-  const seeds = await repository.seeds(row.id);
+/** Seeds shown with a collection when the request does not say how many. */
+export const SEED_PAGE = 1000;
+
+/** The collection with a page of its seeds (counted by query, never by reading them all). */
+async function describeCollection(
+  repository: CollectionsRepository,
+  row: CollectionRow,
+  page: { limit?: number; offset?: number } = {},
+) {
+  const [total, seeds] = await Promise.all([
+    repository.countSeeds(row.id),
+    repository.seedsPage(row.id, page.limit ?? SEED_PAGE, page.offset ?? 0),
+  ]);
   return {
     name: row.name,
     team_id: row.team_id,
     scan_rate: row.scan_rate,
     created_at: formatTimestamp(row.created_at),
     updated_at: formatTimestamp(row.updated_at),
-    seed_count: seeds.length,
+    seed_count: total,
+    seeds_total: total,
     seeds,
   };
 }
@@ -128,6 +145,11 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const body = request.body;
+      if (!NAMES_SOMETHING.test(body.name))
+        throw badRequest(
+          `The request body is invalid: name must contain a letter or a digit, and "${body.name}" has none.`,
+          [{ field: "name", message: "must contain a letter or a digit" }],
+        );
       const seeds = parseSeeds(body.seeds);
       const teamId = chooseTeam(request.principal, body.team_id);
       const row = await repository.create(
@@ -144,7 +166,9 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
             details: { team_id: teamId, seeds_added: added, scan_rate: body.scan_rate ?? "auto" },
           }),
       );
-      if (!row) throw conflict(`A collection named "${body.name}" already exists; choose another name.`);
+      // Names are unique per account, so the name may belong to a collection of a team the caller is not
+      // in: one sentence for every reason, which never confirms that such a collection exists.
+      if (!row) throw conflict(NAME_UNAVAILABLE, [{ field: "name", message: "cannot be used" }]);
       return {
         success: true as const,
         message: "success" as const,
@@ -158,8 +182,22 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags,
-        summary: "Read a collection: team, scan rate and seeds",
+        summary: "Read a collection: team, scan rate and a page of its seeds",
+        description: `\`seeds_total\` counts every seed; \`seeds\` holds one page of them, in the order they were added: \`limit\` (default ${SEED_PAGE}, at most 10,000) from \`offset\`.`,
         params: CollectionParams,
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: 10_000,
+                description: `Seeds in the page (default ${SEED_PAGE}).`,
+              }),
+            ),
+            offset: Type.Optional(PageOffset("Seeds to skip.")),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Envelope(Collection), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
       },
     },
@@ -168,7 +206,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return {
         success: true as const,
         message: "success" as const,
-        result: await describeCollection(repository, row),
+        result: await describeCollection(repository, row, request.query),
       };
     },
   );
@@ -183,7 +221,13 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "Seeds already in the collection are left as they are. `name`, when given, must repeat the collection's name. `team_id` cannot change here.",
         params: CollectionParams,
         body: CollectionBody,
-        response: { 200: Envelope(SeedsChange), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
+        response: {
+          200: Envelope(SeedsChange),
+          ...COMMON_ERRORS,
+          // team_id naming a team the caller is not in
+          ...FORBIDDEN_ERROR,
+          ...NOT_FOUND_ERROR,
+        },
       },
     },
     async (request) => {
@@ -202,7 +246,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ]);
       }
       const seeds = parseSeeds(body.seeds);
-      const added = await repository.addSeeds(row.id, seeds, {
+      const { added, total } = await repository.addSeeds(row.id, seeds, {
         scanRate: body.scan_rate,
         alongWith: (trx, { added }) =>
           recordAudit(trx, {
@@ -216,11 +260,110 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
             },
           }),
       });
+      return {
+        success: true as const,
+        message: "success" as const,
+        result: { name: row.name, seeds_added: added, seed_count: total },
+      };
+    },
+  );
+
+  app.delete(
+    "/:collection_name",
+    {
+      schema: {
+        tags,
+        summary: "Delete a collection with its runs and results",
+        description:
+          "Deletes the collection, its seeds, every run (a run in progress is cancelled first), its results and their history, and its webhooks. It cannot be undone; the CLI and the dashboard ask for a confirmation first. Takes no body.",
+        params: CollectionParams,
+        response: {
+          200: Envelope(
+            Type.Object({
+              name: Type.String(),
+              runs_deleted: Type.Integer(),
+              seeds_deleted: Type.Integer(),
+            }),
+          ),
+          ...COMMON_ERRORS,
+          ...NOT_FOUND_ERROR,
+        },
+      },
+    },
+    async (request) => {
+      const row = await visibleCollection(repository, request.principal, request.params.collection_name);
+      // Work in flight stops before its rows go: a run still going would write into a deleted collection.
+      const active = await app.services.runs.active(row.id);
+      if (active && app.cancelRun)
+        await app.cancelRun(active.id, `The collection was deleted by ${request.principal.userName}.`);
+      const outcome = await repository.delete(row.id, (trx, { runs, seeds }) =>
+        recordAudit(trx, {
+          ...apiActor(request.principal, request),
+          action: "collection.delete",
+          target: `collection:${row.name}`,
+          details: { runs_deleted: runs, seeds_deleted: seeds, team_id: row.team_id },
+        }),
+      );
+      if (!outcome)
+        throw notFound(`No collection named "${row.name}" is visible to you; it may have just been deleted.`);
+      return {
+        success: true as const,
+        message: "success" as const,
+        result: { name: row.name, runs_deleted: outcome.runs, seeds_deleted: outcome.seeds },
+      };
+    },
+  );
+
+  app.delete(
+    "/:collection_name/seeds/:type/*",
+    {
+      schema: {
+        tags,
+        summary: "Delete one seed",
+        description:
+          "The seed is named by its type and its value, percent-encoded (`/seeds/Domain/example.com`, `/seeds/Uri/https%3A%2F%2Fexample.com%2F`); the value is normalised as when seeds are added. Results of earlier runs stay readable. Takes no body.",
+        params: Type.Object({
+          collection_name: Type.String(),
+          type: Type.String({ description: "The seed's type, e.g. Domain." }),
+          "*": Type.String({
+            description: "The seed's value, percent-encoded.",
+            "x-parameter-name": "value",
+          }),
+        }),
+        response: {
+          200: Envelope(SeedsChange),
+          ...COMMON_ERRORS,
+          404: {
+            ...Type.Ref("ErrorEnvelope"),
+            description: "No such collection visible to you, or no such seed in it.",
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { collection_name, type } = request.params;
+      const row = await visibleCollection(repository, request.principal, collection_name);
+      const check = checkSeed({ type, name: request.params["*"] });
+      if (!check.ok)
+        throw badRequest(`The seed to delete ${check.message}.`, [{ field: "seed", message: check.message }]);
+      const { seed } = check;
+      const deleted = await repository.deleteSeed(row.id, seed, (trx) =>
+        recordAudit(trx, {
+          ...apiActor(request.principal, request),
+          action: "collection.seed.delete",
+          target: `collection:${row.name}`,
+          details: { type: seed.type, name: seed.name },
+        }),
+      );
+      if (!deleted)
+        throw notFound(
+          `Collection "${row.name}" has no ${seed.type} seed "${seed.name}"; list its seeds with GET /api/collections/${row.name}.`,
+        );
       const seedCount = (await repository.seeds(row.id)).length;
       return {
         success: true as const,
         message: "success" as const,
-        result: { name: row.name, seeds_added: added, seed_count: seedCount },
+        result: { name: row.name, seeds_deleted: 1, seed_count: seedCount },
       };
     },
   );

@@ -1,23 +1,12 @@
-/** What routes reach through `app.services`: configuration and repositories, decorated once at start. */
-import type { Config } from "../config.ts";
-import type { RunsRepository } from "../runs/repository.ts";
-import type { AccountsRepository, Principal } from "../store/accounts.ts";
-import type { CollectionsRepository } from "../store/collections.ts";
-import type { Store } from "../store/database.ts";
-import type { EntitiesRepository } from "../store/entities.ts";
-
-export interface Services {
-  config: Config;
-  store: Store;
-  accounts: AccountsRepository;
-  collections: CollectionsRepository;
-  runs: RunsRepository;
-  entities: EntitiesRepository;
-}
+/** What routes reach through `app.services` and `request.principal`, decorated once at start. */
+import type { Principal } from "../store/accounts.ts";
+import type { Services } from "../store/services.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
     services: Services;
+    /** Cancels a run in progress, when this process runs them (absent in an app built without runs). */
+    cancelRun: ((runId: number, reason: string) => Promise<unknown>) | undefined;
   }
   interface FastifyRequest {
     principal: Principal;

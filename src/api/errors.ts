@@ -69,8 +69,18 @@ function describe(error: ErrorObject): string {
       const { pattern } = error.params as { pattern: string };
       return PATTERN_MEANINGS.get(pattern) ?? `must match ${pattern}`;
     }
-    case "enum":
-      return `must be one of ${((error.params as { allowedValues: unknown[] }).allowedValues ?? []).join(", ")}`;
+    case "enum": {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues ?? [];
+      return allowed.length === 1
+        ? `must be ${allowed[0]} or left out`
+        : `must be one of ${allowed.join(", ")}`;
+    }
+    case "format": {
+      const { format } = error.params as { format: string };
+      return format === "uri"
+        ? "is not an absolute URL (e.g. https://example.com/)"
+        : `is not in the ${format} format`;
+    }
     case "additionalProperties":
       return "is not a known field";
     default:
@@ -218,10 +228,54 @@ export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void 
   socket.destroy();
 }
 
+/** Routes by path pattern, to tell an unknown method of a known path (405) from an unknown path (404). */
+class MethodsByPath {
+  readonly #routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+
+  add(url: string, methods: string | string[]): void {
+    // Catch-alls (the dashboard's GET /*) answer every path: they would make every method look known.
+    if (url.includes("*")) return;
+    const source = url
+      .replace(/\/+$/, "")
+      .split("/")
+      .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/");
+    const pattern = new RegExp(`^${source}/?$`);
+    let entry = this.#routes.find((route) => route.pattern.source === pattern.source);
+    if (!entry) {
+      entry = { pattern, methods: new Set() };
+      this.#routes.push(entry);
+    }
+    for (const method of Array.isArray(methods) ? methods : [methods]) entry.methods.add(method);
+    if (entry.methods.has("GET")) entry.methods.add("HEAD");
+  }
+
+  /** The methods a path answers, or undefined for a path no route has. */
+  allowed(path: string): string[] | undefined {
+    const methods = new Set<string>();
+    for (const route of this.#routes)
+      if (route.pattern.test(path)) for (const m of route.methods) methods.add(m);
+    return methods.size > 0 ? [...methods].sort() : undefined;
+  }
+}
+
 export const errorHandling = fp(async (app: FastifyInstance) => {
-  app.setNotFoundHandler((request, reply) =>
-    send(reply, 404, "not_found", `There is no ${request.method} ${request.url.split("?")[0]} endpoint.`),
-  );
+  const known = new MethodsByPath();
+  app.addHook("onRoute", (route) => known.add(route.url, route.method));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0];
+    const allowed = known.allowed(path);
+    if (allowed && !allowed.includes(request.method)) {
+      reply.header("allow", allowed.join(", "));
+      return send(
+        reply,
+        405,
+        "method_not_allowed",
+        `${path} does not answer ${request.method}; it answers ${allowed.join(", ")}.`,
+      );
+    }
+    return send(reply, 404, "not_found", `There is no ${request.method} ${path} endpoint.`);
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ApiError) return send(reply, error.status, error.code, error.message, error.details);

@@ -2,15 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { sql } from "kysely";
 import { Type } from "typebox";
+import type { HealthCheck } from "../core/health.ts";
 
 const Check = Type.Object({ ok: Type.Boolean() });
-
-/**
- * Extra dependency checks (the queue adds Redis); each answers quickly and never throws. `detail` (what
- * failed and why) goes to the server log only: anyone can read /healthz, and error texts name hosts,
- * ports, users and databases.
- */
-export type HealthCheck = () => Promise<{ ok: boolean; detail?: string }>;
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, HealthCheck> }> = async (
   app,
@@ -37,6 +31,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
       schema: {
         tags: ["Operations"],
         summary: "Liveness and dependency health (no authentication)",
+        // Public: overrides the document's default of needing the key pair.
+        security: [],
         description:
           "Whether each dependency answers, without internals; why one does not is in the server log.",
         response: {

@@ -62,4 +62,34 @@ export const jsonBodies = fp(async (app: FastifyInstance) => {
       );
     }
   });
+
+  // A body sent with GET or HEAD is not parsed, but it is read (and dropped) before the answer: answered
+  // first, a connection the client asked to close would close with the body's rest unread, and the
+  // kernel's reset could destroy the answer on its way to the client.
+  app.addHook("onRequest", async (request) => {
+    if (request.method !== "GET" && request.method !== "HEAD") return;
+    const length = Number(request.headers["content-length"] ?? 0);
+    if (!(length > 0) && request.headers["transfer-encoding"] === undefined) return;
+    const limit = app.services.config.bodyLimit;
+    if (length > limit)
+      throw new ApiError(413, "payload_too_large", `A request body may be at most ${limit} bytes.`);
+    await drain(request.raw, limit);
+  });
 });
+
+/** Reads a request's body to its end and drops it, giving up past `limit` bytes. */
+function drain(stream: NodeJS.ReadableStream & { destroy(): void }, limit: number): Promise<void> {
+  return new Promise((resolve) => {
+    let read = 0;
+    stream.on("data", (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > limit) {
+        stream.destroy();
+        resolve();
+      }
+    });
+    stream.once("end", () => resolve());
+    stream.once("error", () => resolve());
+    stream.once("close", () => resolve());
+  });
+}

@@ -1,14 +1,13 @@
 /**
- * What a result list's answer is made of besides its rows — its cache key, the link to the next page,
- * the ETag check and the headers of a cached answer — for Fastify's routes (results.ts) and the answers
- * written before them (cached-answers.ts), so both answer alike.
+ * What a result list's answer is made of besides its rows — its cache key (from which its ETag is made),
+ * the link to the next page, the ETag check and the headers of a cached answer (results.ts).
  */
 import { close } from "node:fs";
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { type CachedBody, type CachedHeaders, type CacheHit, writeCachedFile } from "../results/cache.ts";
-import type { Page, ResultRun } from "../results/query.ts";
 import type { Encoding } from "../results/stream.ts";
 import type { CollectionRow } from "../store/collections.ts";
+import type { Page, ResultRun } from "../store/result-queries.ts";
 
 /**
  * What a list's answer is a function of. A finished run's results never change; besides the run, a list

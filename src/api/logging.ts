@@ -37,6 +37,12 @@ export interface LogSettings {
   stream?: { write(line: string): void };
 }
 
+/**
+ * Fastify's "Server listening at …" lines, one per interface on 0.0.0.0: the start banner (one line, the
+ * URL to open) says it instead.
+ */
+const LISTENING = /^Server listening at /;
+
 /** Fastify logger options for the given level and destination. */
 export function loggerOptions(settings: LogSettings | boolean | undefined): FastifyServerOptions["logger"] {
   if (!settings) return false;
@@ -44,6 +50,12 @@ export function loggerOptions(settings: LogSettings | boolean | undefined): Fast
   return {
     level,
     ...(stream ? { stream } : {}),
+    hooks: {
+      logMethod(args, method) {
+        if (typeof args[0] === "string" && LISTENING.test(args[0])) return;
+        method.apply(this, args);
+      },
+    },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     serializers: {
       req: (request: { method: string; url: string; ip?: string; headers: Record<string, unknown> }) => ({
@@ -55,6 +67,26 @@ export function loggerOptions(settings: LogSettings | boolean | undefined): Fast
     },
   };
 }
+
+/**
+ * Request logs at debug (Fastify's own, at info, are turned off in app.ts): the same two lines, "incoming
+ * request" and "request completed", only when LOG_LEVEL=debug asks for them.
+ */
+export const requestLogs = fp(async (app: FastifyInstance) => {
+  // pino's logger says whether debug is on; the silent one (logging off) has no such method.
+  const debugging = (log: unknown) =>
+    (log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.("debug") === true;
+  app.addHook("onRequest", async (request) => {
+    if (debugging(request.log)) request.log.debug({ req: request }, "incoming request");
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    if (debugging(request.log))
+      request.log.debug(
+        { res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+        "request completed",
+      );
+  });
+});
 
 /** Echoes the request id on every answer, errors and 404s included. */
 export const requestIds = fp(async (app: FastifyInstance) => {

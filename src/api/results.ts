@@ -7,32 +7,26 @@
  * malformed query parameters are a 400 naming each.
  */
 
-import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import type { OutgoingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import { pipeline, type Transform } from "node:stream";
-import proxyAddr from "@fastify/proxy-addr";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
+import { SEVERITIES } from "../core/severities.ts";
 import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
-import { type CachedHeaders, type CacheHit, ResultCache } from "../results/cache.ts";
-import { entityFields } from "../results/common.ts";
+import { type CachedHeaders, type CacheHit, etagOf, ResultCache } from "../results/cache.ts";
+import { entityFields, Geolocation } from "../results/common.ts";
 import { ConnectionItem, connectionsOf } from "../results/connections.ts";
 import { diffBody, diffSchema } from "../results/diff.ts";
 import { domainItems } from "../results/domains.ts";
 import { DecimalExponent, EntityType, Timestamp } from "../results/formats.ts";
-import { type Host as HostValue, hostEntries } from "../results/hosts.ts";
-import { IssueItem, issueItems } from "../results/issues.ts";
+import { Host, hostEntries } from "../results/hosts.ts";
+import { IssueItem, issueGroupItems, issueItems } from "../results/issues.ts";
 import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
-import { Overview, overview } from "../results/overview.ts";
+import { Overview, OverviewHistory, overview, overviewHistory } from "../results/overview.ts";
 import { ProductItem } from "../results/products.ts";
-import {
-  type EntityFilters,
-  type FindingFilters,
-  type Page,
-  ResultQueries,
-  type ResultRun,
-} from "../results/query.ts";
+import { SERVICE_KINDS, ServiceFields, serviceItem } from "../results/services.ts";
 import {
   bodyStream,
   CONTENT_TYPES,
@@ -45,8 +39,16 @@ import {
 } from "../results/stream.ts";
 import { VulnerabilityItem, vulnerabilityItem } from "../results/vulnerabilities.ts";
 import type { CollectionRow } from "../store/collections.ts";
-import { VulnerabilityRepository } from "../vulns/repository.ts";
-import { CachedAnswers } from "./cached-answers.ts";
+import { RunConnectionsRepository } from "../store/connections.ts";
+import {
+  type EntityFilters,
+  type FindingFilters,
+  GROUP_ENTITIES,
+  type Page,
+  ResultQueries,
+  type ResultRun,
+} from "../store/result-queries.ts";
+import { VulnerabilityRepository } from "../store/vulns.ts";
 import { visibleCollection } from "./collections.ts";
 import { patternMeaning } from "./errors.ts";
 import {
@@ -58,19 +60,14 @@ import {
   writeCachedAnswer,
 } from "./list-answers.ts";
 import { REQUEST_ID_HEADER } from "./logging.ts";
-import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
-
-const Geolocation = Type.Object(
-  {
-    continent: Type.String(),
-    country: Type.String(),
-    country_code: Type.String(),
-    continent_code: Type.String(),
-  },
-  {
-    description: "Where the address is registered; all empty for loopback, private and other special ranges.",
-  },
-);
+import {
+  COMMON_ERRORS,
+  CollectionParams,
+  Envelope,
+  NOT_FOUND_ERROR,
+  PageOffset,
+  RecordId,
+} from "./schemas.ts";
 
 /** The spec's Entity fields, shared by every entity-shaped result item. */
 const entityFieldSchemas = {
@@ -87,22 +84,7 @@ const entityFieldSchemas = {
 
 export const Entity = Type.Object(entityFieldSchemas);
 
-export const Host = Type.Object({
-  resolutions: Type.Array(Type.String(), { description: "Names that resolve to the address." }),
-  first_seen: Timestamp,
-  last_seen: Timestamp,
-  net_name: Type.String({
-    description: 'Network owner, or "Loopback", "Private network", … for special ranges.',
-  }),
-  geolocation: Geolocation,
-  ports: Type.Array(
-    Type.Object({ number: DecimalExponent("Port number"), protocol: Type.String({ examples: ["tcp"] }) }),
-    { description: "Open ports, in port order; may be empty." },
-  ),
-  os: Type.String({ description: "Operating system a service banner names; empty when unknown." }),
-  scoped: Type.Boolean(),
-  hidden: Type.Boolean(),
-});
+export const ServiceItem = Type.Object({ ...entityFieldSchemas, ...ServiceFields });
 
 const recordList = (description: string) => Type.Array(Type.String(), { description });
 
@@ -153,13 +135,11 @@ const LIST_PARAMETERS = {
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10000, description: "Page size; default: everything." }),
   ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: "Items to skip." })),
+  offset: Type.Optional(PageOffset()),
   run_id: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      description:
-        "Read the results as of this finished run of the collection (default: the latest finished run).",
-    }),
+    RecordId(
+      "Read the results as of this finished run of the collection (default: the latest finished run).",
+    ),
   ),
   format: Type.Optional(
     Type.String({
@@ -188,14 +168,25 @@ const FILTER_PARAMETERS = {
   severity: Type.Optional(
     Type.String({
       pattern: patternMeaning(
-        "^[1-5](,[1-5])*$",
-        "must be severities from 1 (critical) to 5 (informational), comma-separated, e.g. 1,2",
+        "^([1-5]|critical|high|medium|low|informational)(,([1-5]|critical|high|medium|low|informational))*$",
+        "must be severities 1–5 or their words (critical, high, medium, low, informational), comma-separated, e.g. critical,high",
       ),
-      description: "Only these severities, comma-separated: 1 (critical) … 5 (informational), e.g. 1,2.",
+      description:
+        "Only these severities, comma-separated, as numbers or words: 1 critical, 2 high, 3 medium, 4 low, 5 informational; e.g. critical,high or 1,2.",
+    }),
+  ),
+  group: Type.Optional(
+    Type.String({
+      enum: ["finding"],
+      description: `finding: one item per issue name and service instead of one per entity — the same finding seen through several names of one service (one nginx behind a dozen host names) is one item, in the Issue shape of its first entity in the list's order, with the most severe severity, the earliest first_seen, the latest last_seen, scoped when any of them is, and \`details.entities\` (the first ${GROUP_ENTITIES} entities, \`{entity_type, entity_name}\`) and \`details.entity_count\` (all of them). Issues on no service (names, certificates, addresses) stay one item each, with their one entity listed. Paging, \`X-Total-Count\` and the filters count and narrow the groups' findings.`,
     }),
   ),
 };
 type FilterName = keyof typeof FILTER_PARAMETERS;
+
+/** A severity as the query names it, "1" or "critical", as its number. */
+const severityNumber = (text: string) =>
+  /^\d$/.test(text) ? Number(text) : SEVERITIES.indexOf(text as (typeof SEVERITIES)[number]) + 1;
 
 interface ResultQuery extends Page {
   run_id?: number;
@@ -206,6 +197,7 @@ interface ResultQuery extends Page {
   port?: number;
   product?: string;
   severity?: string;
+  group?: "finding";
 }
 
 const querySchema = (filters: FilterName[], descriptions: Partial<Record<string, string>> = {}) => {
@@ -224,7 +216,7 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, t
 }
 
 /** Writes a result body as a stream, compressed when the client accepts it; `keep` sees the bytes sent. */
-async function sendBody(
+export async function sendBody(
   request: FastifyRequest,
   reply: FastifyReply,
   chunks: AsyncIterable<string>,
@@ -253,20 +245,12 @@ async function sendBody(
   return reply.send(pipeline(body, options.keep(headers), () => {}));
 }
 
-/** The client's address of a raw request as Fastify's `request.ip` makes it with the same trusted proxies. */
-function clientAddressOf(trustedProxies: string[]): (request: IncomingMessage) => string | undefined {
-  if (trustedProxies.length === 0) return (request) => request.socket.remoteAddress;
-  const trusted = proxyAddr.compile(trustedProxies);
-  return (request) => proxyAddr(request, trusted);
-}
-
 /** A cached answer: 304 when the client has it, else its bytes, with the headers it was first sent with. */
 function sendCached(request: FastifyRequest, reply: FastifyReply, page: Page, hit: CacheHit) {
   const { entry } = hit;
   const notModified = matchesEtag(request.headers["if-none-match"], entry.etag);
-  // Written to the raw response as the answers before the framework write it (a file in reused read
-  // buffers: a stream of fresh ones left the size of the body in garbage, and the peak RSS grew with the
-  // collection). A hijacked reply still runs onResponse (metrics, the completion log) but not onSend,
+  // Written to the raw response (a file in reused read buffers: a stream of fresh ones left the size of
+  // the body in garbage, and the peak RSS grew with the collection). A hijacked reply still runs onResponse (metrics, the completion log) but not onSend,
   // which sets the request id.
   reply.hijack();
   writeCachedAnswer(reply.raw, hit, notModified, {
@@ -310,13 +294,14 @@ interface ListRoute {
   /** false: never cached, because the answer reads something a run does not fix (see resultCacheKey). */
   cache?: false;
   /** What else the answer reads at request time, as text for its cache key. */
-  readsBesidesRun?(collection: CollectionRow): Promise<string>;
+  readsBesidesRun?(collection: CollectionRow, run: ResultRun): Promise<string>;
 }
 
 export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { collections } = app.services;
   const queries = new ResultQueries(app.services.store.db);
   const cves = new VulnerabilityRepository(app.services.store.db);
+  const runConnections = new RunConnectionsRepository(app.services.store.db);
   const tags = ["Results"];
   const { config } = app.services;
   const cache = new ResultCache({
@@ -328,6 +313,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const cacheAnswers = app.metrics.counter(
     "sightline_result_cache_answers_total",
     "Result list answers by how the cache took part: hit, not_modified (304), miss (read from the database and kept).",
+    ["outcome"],
   );
   app.metrics.gauge(
     "sightline_result_cache_bytes",
@@ -339,26 +325,8 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         { labels: { tier: "disk" }, value: usage.diskBytes },
       ];
     },
+    ["tier"],
   );
-
-  const directAnswers = app.metrics.counter(
-    "sightline_result_cache_direct_answers_total",
-    "Cached result answers (hits and 304s, also counted above) written before the framework: repeats of a URL by a key read in the last seconds.",
-  );
-  const cachedAnswers = new CachedAnswers({
-    accounts: app.services.accounts,
-    queries,
-    cache,
-    answered: (outcome) => {
-      cacheAnswers.inc({ outcome });
-      directAnswers.inc();
-    },
-    record: app.recordHttpRequest,
-    log: app.log,
-    clientAddress: clientAddressOf(config.trustProxy),
-  });
-  cachedAnswers.install(app.server);
-  app.addHook("preClose", async () => cachedAnswers.stop());
 
   const list = (route: ListRoute) =>
     app.get(
@@ -391,28 +359,27 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const page = { limit: query.limit, offset: query.offset };
         const format = query.format ?? "json";
         const encoding = negotiateEncoding(request.headers["accept-encoding"]);
-        const key =
-          run && route.cache !== false && cache.enabled
+        // What the answer is a function of, and so its ETag: known before any row is read.
+        const answerKey =
+          run && route.cache !== false
             ? resultCacheKey(route.path, collection, run, { ...query, format }, encoding, [
-                await route.readsBesidesRun?.(collection),
+                await route.readsBesidesRun?.(collection, run),
               ])
             : undefined;
+        const etag = answerKey === undefined ? undefined : etagOf(answerKey);
+        const key = cache.enabled ? answerKey : undefined;
         const hit = key === undefined ? undefined : cache.lookup(key);
         if (hit) {
           sendCached(request, reply, page, hit);
           cacheAnswers.inc({ outcome: reply.statusCode === 304 ? "not_modified" : "hit" });
-          // The next request of this very URL can be answered before the framework (cached-answers.ts),
-          // when the key it makes there is this one: the latest run, and nothing read besides the run.
-          if (query.run_id === undefined && !route.readsBesidesRun)
-            cachedAnswers.remember(request.url, {
-              route: request.routeOptions.url ?? "",
-              path: route.path,
-              collectionName: request.params.collection_name,
-              query: { ...query, format },
-              page,
-            });
           return reply;
         }
+        if (etag !== undefined && matchesEtag(request.headers["if-none-match"], etag)) {
+          // The client holds this very answer (the cache may have let it go, or be off): no row is read.
+          cacheAnswers.inc({ outcome: "not_modified" });
+          return reply.code(304).headers({ etag, vary: "Accept-Encoding" }).send();
+        }
+        if (etag !== undefined) reply.header("ETag", etag);
         if (key !== undefined) cacheAnswers.inc({ outcome: "miss" });
         const context: ListContext = {
           collection,
@@ -430,7 +397,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
             scoped: query.scoped,
             hidden: query.hidden,
             q: query.q,
-            severities: query.severity?.split(",").map(Number),
+            severities: query.severity?.split(",").map(severityNumber),
           },
         };
         pageHeaders(request, reply, page, await route.count(context));
@@ -500,7 +467,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         run,
         { ...entityFilters, port: undefined, openPort: entityFilters.port },
         page,
-      ) as AsyncIterable<[string, HostValue]>,
+      ) as AsyncIterable<[string, Host]>,
   });
   list({
     path: "domains",
@@ -525,6 +492,16 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     item: NetBlockItem,
     kinds: NETBLOCK_KINDS,
     toItem: (entity) => netblockItem(entity as never),
+  });
+  entityList({
+    path: "services",
+    summary: "Services: every open port with the protocol, product and version it answered with",
+    description:
+      'One item per NetworkService (address, port and transport), in name order: what service identification named by the service\'s answers (protocol, product, version, CPE) whatever its port number, and its TLS facts. Paging counts services; `q` searches the name ("10.0.0.5:6379/tcp"). `[]` before any run has finished.',
+    item: ServiceItem,
+    kinds: SERVICE_KINDS,
+    filters: ["port", "product"],
+    toItem: (entity) => serviceItem(entity as never),
   });
   entityList({
     path: "recent",
@@ -552,13 +529,20 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     path: "issues",
     summary: "Issues: every weakness found, with its proof",
     description:
-      "Most severe first, then by issue name and entity. `hidden` filters on the entity the issue is on. `[]` before any run has finished.",
+      "Most severe first, then by issue name and entity. `hidden` filters on the entity the issue is on. With `group=finding`, one item per issue name and service (`details.endpoint`): the same finding seen through several names of one service is one item listing them in `details.entities`. `[]` before any run has finished.",
     item: IssueItem,
-    filters: ["severity"],
+    filters: ["severity", "group"],
     parameters: { q: "Case-insensitive substring of the issue's name, pretty name or entity name." },
-    count: ({ run, findingFilters }) => queries.countFindings(run, findingFilters),
-    items: ({ run, findingFilters, page }) =>
-      run ? issueItems(queries, run, queries.findings(run, findingFilters, page)) : empty(),
+    count: ({ run, findingFilters, query }) =>
+      query.group === "finding"
+        ? queries.countFindingGroups(run, findingFilters)
+        : queries.countFindings(run, findingFilters),
+    items: ({ run, findingFilters, page, query }) =>
+      !run
+        ? empty()
+        : query.group === "finding"
+          ? issueGroupItems(queries, run, queries.findingGroups(run, findingFilters, page))
+          : issueItems(queries, run, queries.findings(run, findingFilters, page)),
   });
   list({
     path: "products",
@@ -612,7 +596,12 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
       hidden: "Accepted for symmetry; connections are not hidden.",
     },
     // Third parties are what lies outside the seeds, which change without a run.
-    readsBesidesRun: async (collection) => JSON.stringify(await collections.seeds(collection.id)),
+    // A run's connections are decided at its finish; one finished before they were kept is judged
+    // against today's seeds, which its answer then reads.
+    readsBesidesRun: async (collection, run) =>
+      (await runConnections.of(run.runId))
+        ? "decided"
+        : JSON.stringify(await collections.seeds(collection.id)),
     count: async (context) => (await connectionsFor(context)).length,
     items: async function* (context) {
       const all = await connectionsFor(context);
@@ -626,12 +615,11 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const connectionsFor = (context: ListContext) => {
     let found = connections.get(context);
     if (!found) {
-      found = collections
-        .seeds(context.collection.id)
-        .then((seeds) => connectionsOf(queries, context.run, seeds))
-        .then((all) =>
-          context.query.q ? all.filter((item) => item.name.includes(context.query.q!.toLowerCase())) : all,
-        );
+      found = connectionsOf(queries, runConnections, context.run, () =>
+        collections.seeds(context.collection.id),
+      ).then((all) =>
+        context.query.q ? all.filter((item) => item.name.includes(context.query.q!.toLowerCase())) : all,
+      );
       connections.set(context, found);
     }
     return found;
@@ -670,9 +658,48 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  app.get(
+    "/:collection_name/overview/history",
+    {
+      schema: {
+        tags,
+        summary: "The headline counts of the newest finished runs, for a trend",
+        description:
+          "Hosts, services, applications, issues and critical issues of each of the newest `limit` finished runs (default 20, at most 100), oldest first; [] before any run has finished.",
+        params: CollectionParams,
+        querystring: Type.Object(
+          { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(OverviewHistory), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
+      },
+    },
+    async (request) => {
+      const collection = await visibleCollection(
+        collections,
+        request.principal,
+        request.params.collection_name,
+      );
+      const limit = (request.query as { limit?: number }).limit ?? 20;
+      const finished = await app.services.runs.newestFinished(collection.id, limit);
+      return {
+        success: true as const,
+        message: "success" as const,
+        result: await overviewHistory(
+          queries,
+          finished.map((row) => ({
+            id: row.id,
+            collectionId: collection.id,
+            finishedAt: row.finished_at ?? "",
+          })),
+        ),
+      };
+    },
+  );
+
   const DiffParams = Type.Object({
     collection_name: Type.String(),
-    id: Type.Integer({ minimum: 1, description: "A finished run of the collection." }),
+    id: RecordId("A finished run of the collection."),
   });
   app.get(
     "/:collection_name/runs/:id/diff",

@@ -3,42 +3,21 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { conflict, forbidden, notFound } from "../core/errors.ts";
-import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
+import { formatTimestamp } from "../core/formats.ts";
+import { describeRun, describeRunDetail, isWaitingKind, Run, RunDetail, RunNotes } from "../results/runs.ts";
 import type { RunCoordinator } from "../runs/coordinator.ts";
-import type { RunRow } from "../runs/repository.ts";
+import { WORKER_SEEN_SECONDS } from "../runs/queue.ts";
 import { mayRun } from "../runs/scan-rate.ts";
-import { RUN_STATUSES } from "../store/schema.ts";
+import type { RunRow } from "../store/runs.ts";
 import { visibleCollection } from "./collections.ts";
-import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR, RecordId } from "./schemas.ts";
-
-const Timestamp = (description: string) =>
-  Type.Union([Type.String(), Type.Null()], {
-    description: `${description} (YYYY-MM-DD HH:MM:SS UTC), or null`,
-  });
-
-export const Run = Type.Object({
-  id: Type.Integer(),
-  status: Type.String({
-    enum: [...RUN_STATUSES],
-    description:
-      "queued → started → finished; or failed (see `error`) or cancelled. Only a finished run's results are served.",
-  }),
-  created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
-  priority: Type.Integer({
-    description: "Lower runs first when workers are busy: forced runs 1, scheduled 5.",
-  }),
-  trigger: Type.String({
-    enum: ["forced", "scheduled"],
-    description: "Who started it: the API, or the scheduler.",
-  }),
-  started_at: Timestamp("When a worker began it"),
-  finished_at: Timestamp("When it finished, failed or was cancelled"),
-  error: Type.Union([Type.String(), Type.Null()], {
-    description: "Why it failed or who cancelled it; null otherwise.",
-  }),
-  tasks_total: Type.Integer({ description: "Tasks known so far; grows as tasks find more work." }),
-  tasks_done: Type.Integer({ description: "Tasks completed." }),
-});
+import {
+  COMMON_ERRORS,
+  CollectionParams,
+  Envelope,
+  NOT_FOUND_ERROR,
+  PageOffset,
+  RecordId,
+} from "./schemas.ts";
 
 const RunParams = Type.Object({
   collection_name: Type.String(),
@@ -55,28 +34,23 @@ const NOT_CANCELLABLE = {
   409: errorResponse("The run has already ended (finished, failed, cancelled) or is saving its results."),
 };
 
-export function describeRun(row: RunRow) {
-  const timestamp = formatTimestampOrNull;
-  return {
-    id: row.id,
-    status: row.status,
-    created_at: formatTimestamp(row.created_at),
-    priority: row.priority,
-    trigger: row.trigger,
-    started_at: timestamp(row.started_at),
-    finished_at: timestamp(row.finished_at),
-    error: row.error,
-    tasks_total: row.tasks_total,
-    tasks_done: row.tasks_done,
-  };
-}
-
 /** The run routes, given the coordinator that creates and cancels runs. */
 export function runRoutes(coordinator: RunCoordinator) {
   return async (instance: FastifyInstance): Promise<void> => {
     const app = instance.withTypeProvider<TypeBoxTypeProvider>();
     const { collections, runs } = app.services;
     const tags = ["Runs"];
+
+    /**
+     * In distributed mode a run moves only when a `sightline worker` takes its jobs: with none seen
+     * lately, say so instead of showing "queued, 0/0 tasks" forever.
+     */
+    const waitingFor = async (rows: RunRow[]): Promise<string | null> => {
+      if (!coordinator.queue.workersSeen || !rows.some(isWaitingKind)) return null;
+      const seen = await coordinator.queue.workersSeen().catch(() => undefined);
+      if (seen !== 0) return null;
+      return `Waiting for a worker (none seen in the last ${WORKER_SEEN_SECONDS} s): start one with sightline worker, with the server's DATABASE_URL and REDIS_URL.`;
+    };
 
     const findRun = async (collectionId: number, collectionName: string, id: number) => {
       const row = await runs.findInCollection(collectionId, id);
@@ -101,6 +75,7 @@ export function runRoutes(coordinator: RunCoordinator) {
           ...COMMON_ERRORS,
           ...SCHEDULE_FORBIDDEN,
           ...NOT_FOUND_ERROR,
+          409: errorResponse("The collection has no seeds: a run would find nothing."),
         },
       },
       handler: async (request) => {
@@ -111,6 +86,11 @@ export function runRoutes(coordinator: RunCoordinator) {
             `Your account is ${principal.accountStatus}, so it cannot start runs; ask your administrator to reactivate it.`,
           );
         }
+        // A run of nothing would "finish" and replace the results with nothing.
+        if (!(await collections.hasSeeds(collection.id)))
+          throw conflict(
+            `Collection "${collection.name}" has no seeds, so a run would find nothing and replace its results with nothing; add seeds first (POST /api/collections/${collection.name}).`,
+          );
         const { run } = await coordinator.force(collection.id);
         return { success: true as const, message: "success" as const, result: { id: String(run.id) } };
       },
@@ -133,7 +113,12 @@ export function runRoutes(coordinator: RunCoordinator) {
           request.params.collection_name,
         );
         const rows = await runs.listForCollection(collection.id);
-        return { success: true as const, message: "success" as const, result: rows.map(describeRun) };
+        const waiting = await waitingFor(rows);
+        return {
+          success: true as const,
+          message: "success" as const,
+          result: rows.map((row) => describeRun(row, waiting)),
+        };
       },
     );
 
@@ -142,16 +127,64 @@ export function runRoutes(coordinator: RunCoordinator) {
       {
         schema: {
           tags,
-          summary: "Read one run: status and progress",
+          summary: "Read one run: status, progress and the discovery settings it uses",
           params: RunParams,
-          response: { 200: Envelope(Run), ...COMMON_ERRORS, ...RUN_NOT_FOUND },
+          response: { 200: Envelope(RunDetail), ...COMMON_ERRORS, ...RUN_NOT_FOUND },
         },
       },
       async (request) => {
         const { collection_name, id } = request.params;
         const collection = await visibleCollection(collections, request.principal, collection_name);
         const row = await findRun(collection.id, collection.name, id);
-        return { success: true as const, message: "success" as const, result: describeRun(row) };
+        const notes = await app.services.entities.noteCounts(row.id);
+        return {
+          success: true as const,
+          message: "success" as const,
+          result: describeRunDetail(row, notes, await waitingFor([row])),
+        };
+      },
+    );
+
+    app.get(
+      "/:collection_name/runs/:id/notes",
+      {
+        schema: {
+          tags,
+          summary: "Read a run's notes: counted by kind with examples, and one page of them",
+          description:
+            "`kinds` counts every kind of note with its first few; `notes` is one page (`limit`, default 100, at most 1000; `offset`), optionally of one `kind`.",
+          params: RunParams,
+          querystring: Type.Object(
+            {
+              kind: Type.Optional(Type.String({ maxLength: 64, description: "Only notes of this kind." })),
+              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+              offset: Type.Optional(PageOffset()),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Envelope(RunNotes), ...COMMON_ERRORS, ...RUN_NOT_FOUND },
+        },
+      },
+      async (request) => {
+        const { collection_name, id } = request.params;
+        const { kind, limit = 100, offset = 0 } = request.query;
+        const collection = await visibleCollection(collections, request.principal, collection_name);
+        const row = await findRun(collection.id, collection.name, id);
+        const { entities } = app.services;
+        const kinds = await entities.noteKinds(row.id);
+        const page = await entities.notePage(row.id, { kind, limit, offset });
+        const total = kinds
+          .filter((entry) => kind === undefined || entry.kind === kind)
+          .reduce((sum, entry) => sum + entry.count, 0);
+        return {
+          success: true as const,
+          message: "success" as const,
+          result: {
+            total,
+            kinds,
+            notes: page.map((note) => ({ ...note, created_at: formatTimestamp(note.created_at) })),
+          },
+        };
       },
     );
 
@@ -181,7 +214,7 @@ export function runRoutes(coordinator: RunCoordinator) {
           throw conflict(
             `Run ${id} is already ${now.status}; only a queued or started run can be cancelled.`,
           );
-        return { success: true as const, message: "success" as const, result: describeRun(now) };
+        return { success: true as const, message: "success" as const, result: describeRun(now, null) };
       },
     );
   };

@@ -2,9 +2,12 @@
  * TypeBox schemas shared by routes: they validate requests, serialise responses and become the
  * OpenAPI document, so the contract is written once.
  */
+
 import { type TSchema, Type } from "typebox";
+import { SCAN_RATES } from "../core/runs.ts";
 import { SEED_TYPES } from "../core/seeds.ts";
 import { patternMeaning } from "./errors.ts";
+import { DOCUMENTED } from "./openapi.ts";
 
 /** The success envelope around a route's result. */
 export const Envelope = <T extends TSchema>(result: T) =>
@@ -49,14 +52,27 @@ export const NOT_FOUND_ERROR = { 404: errorResponse("No such collection, or not 
 export const FORBIDDEN_ERROR = {
   403: errorResponse("Action not allowed (team not yours, account suspended)."),
 };
-export const CONFLICT_ERROR = { 409: errorResponse("A collection of that name exists in the account.") };
+export const CONFLICT_ERROR = {
+  409: errorResponse(
+    "The name cannot be used (names are unique within the account); the answer does not say why.",
+  ),
+};
 
 export const SeedInput = Type.Object(
   {
-    type: Type.String({ description: `One of ${SEED_TYPES.join(", ")}.`, examples: ["Domain"] }),
-    name: Type.String({ description: "The seed's value, according to its type.", examples: ["example.com"] }),
+    // Checked seed by seed in the handler (checkSeed), so that one answer names every bad seed.
+    type: Type.String({
+      [DOCUMENTED]: { enum: [...SEED_TYPES] },
+      description: `One of ${SEED_TYPES.join(", ")}.`,
+      examples: ["Domain"],
+    }),
+    name: Type.String({
+      [DOCUMENTED]: { minLength: 1, maxLength: 2048 },
+      description: "The seed's value, according to its type.",
+      examples: ["example.com"],
+    }),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
 
 export const Seed = Type.Object({
@@ -64,16 +80,20 @@ export const Seed = Type.Object({
   name: Type.String(),
 });
 
-export const SCAN_RATES = ["auto", "on_demand", "daily", "weekly", "monthly"] as const;
-
-/** What a collection name may be; also checked before a name from a path is looked up. */
+/**
+ * The characters a collection name may have; checked before a name from a path is looked up. Names made
+ * only of `_ - .` (`.`, `..`) were once accepted: they stay reachable, so they can be deleted.
+ */
 export const COLLECTION_NAME = /^[a-z0-9_.-]{1,64}$/;
+
+/** A new name must also hold a letter or digit: `.` and `..` are path segments, not names. */
+export const NAMES_SOMETHING = /[a-z0-9]/;
 
 export const CollectionName = Type.String({
   minLength: 1,
   maxLength: 64,
   pattern: patternMeaning("^[a-z0-9_.-]+$", "has characters outside a-z 0-9 _ - ."),
-  description: "1–64 characters of a-z 0-9 _ - .; unique within the account.",
+  description: "1–64 characters of a-z 0-9 _ - ., at least one a letter or digit; unique within the account.",
 });
 
 export const CollectionParams = Type.Object({ collection_name: Type.String() });
@@ -85,26 +105,36 @@ export const MAX_RECORD_ID = 2_147_483_647;
 export const RecordId = (description: string) =>
   Type.Integer({ minimum: 1, maximum: MAX_RECORD_ID, description });
 
-export const CollectionBody = Type.Object({
-  name: Type.Optional(CollectionName),
-  seeds: Type.Optional(
-    Type.Array(SeedInput, { maxItems: 10000, description: "Up to 10,000 seeds per request." }),
-  ),
-  team_id: Type.Optional(
-    Type.Union([Type.String(), Type.Integer()], {
-      description: "The team that owns the collection (creation only).",
-    }),
-  ),
-  scan_rate: Type.Optional(
-    Type.String({
-      enum: [...SCAN_RATES],
-      description:
-        "Automatic run rate: auto follows the account status (active daily, trial weekly); a collection may only choose a slower one.",
-    }),
-  ),
-});
+/** Items to skip in a page: bounded like ids (no list holds more), so no driver ever sees a larger number. */
+export const PageOffset = (description = "Items to skip.") =>
+  Type.Integer({ minimum: 0, maximum: MAX_RECORD_ID, default: 0, description });
 
-export const CreateCollectionBody = Type.Object({ ...CollectionBody.properties, name: CollectionName });
+export const CollectionBody = Type.Object(
+  {
+    name: Type.Optional(CollectionName),
+    seeds: Type.Optional(
+      Type.Array(SeedInput, { maxItems: 10000, description: "Up to 10,000 seeds per request." }),
+    ),
+    team_id: Type.Optional(
+      Type.Union([Type.String(), Type.Integer()], {
+        description: "The team that owns the collection (creation only).",
+      }),
+    ),
+    scan_rate: Type.Optional(
+      Type.String({
+        enum: [...SCAN_RATES],
+        description:
+          "Automatic run rate: auto follows the account status (active daily, trial weekly); a collection may only choose a slower one.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateCollectionBody = Type.Object(
+  { ...CollectionBody.properties, name: CollectionName },
+  { additionalProperties: false },
+);
 
 export const Collection = Type.Object({
   name: Type.String(),
@@ -112,8 +142,11 @@ export const Collection = Type.Object({
   scan_rate: Type.String(),
   created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
   updated_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
-  seed_count: Type.Integer(),
-  seeds: Type.Array(Seed),
+  seed_count: Type.Integer({ description: "Every seed of the collection (the same as seeds_total)." }),
+  seeds_total: Type.Integer({ description: "Every seed of the collection; `seeds` is one page of them." }),
+  seeds: Type.Array(Seed, {
+    description: "One page of the seeds (limit/offset), in the order they were added.",
+  }),
 });
 
 export const SeedsChange = Type.Object({

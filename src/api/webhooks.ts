@@ -4,18 +4,21 @@
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { apiActor, recordAudit } from "../audit/log.ts";
 import { badRequest, notFound } from "../core/errors.ts";
 import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
-import {
-  WEBHOOK_EVENTS,
-  type Webhook,
-  type WebhookEvent,
-  WebhooksRepository,
-} from "../webhooks/repository.ts";
+import { parseHttpUrl } from "../core/urls.ts";
+import { apiActor, recordAudit } from "../store/audit.ts";
+import { WEBHOOK_EVENTS, type Webhook, type WebhookEvent, WebhooksRepository } from "../store/webhooks.ts";
 import { WebhookTargets } from "../webhooks/targets.ts";
 import { visibleCollection } from "./collections.ts";
-import { COMMON_ERRORS, CollectionParams, Envelope, NOT_FOUND_ERROR } from "./schemas.ts";
+import {
+  COMMON_ERRORS,
+  CollectionParams,
+  Envelope,
+  NOT_FOUND_ERROR,
+  PageOffset,
+  RecordId,
+} from "./schemas.ts";
 
 /** Webhooks one collection may have. */
 const MAX_WEBHOOKS = 10;
@@ -42,7 +45,7 @@ const CreatedWebhook = Type.Object({
   ...WebhookFields,
   secret: Type.String({
     description:
-      "The HMAC-SHA256 signing secret. Shown only in this answer: keep it where the receiver verifies X-Sightline-Signature.",
+      "The HMAC-SHA256 signing secret (`whsec_` and base64, as Standard Webhooks secrets are). Shown only in this answer: keep it where the receiver verifies X-Sightline-Signature or webhook-signature.",
   }),
 });
 
@@ -51,6 +54,7 @@ const WebhookBody = Type.Object(
     url: Type.String({
       minLength: 1,
       maxLength: 2048,
+      format: "uri",
       description:
         "http:// or https:// URL to POST events to. Loopback, private, link-local and cloud metadata addresses are refused unless the operator allows them (SIGHTLINE_WEBHOOK_ALLOW).",
     }),
@@ -70,7 +74,7 @@ const WebhookBody = Type.Object(
 
 const WebhookParams = Type.Object({
   collection_name: Type.String(),
-  id: Type.Integer({ minimum: 1, description: "The webhook's id, as listed." }),
+  id: RecordId("The webhook's id, as listed."),
 });
 
 const Attempt = Type.Object({
@@ -141,7 +145,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: "Register a webhook: Sightline POSTs signed events to the URL",
         description:
-          'Events: `run.finished`, `run.failed`, `issues.new` (new issues of severity ≤ `severity_threshold`). Each POST carries `X-Sightline-Timestamp` and `X-Sightline-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" with the secret>`. The secret is in this answer only. Failed deliveries are retried with exponential back-off; see …/deliveries.',
+          'Events: `run.finished`, `run.failed`, `issues.new` (new issues of severity ≤ `severity_threshold`). Each POST carries `X-Sightline-Timestamp` and `X-Sightline-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" with the secret>`. It also carries the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` (keyed with the base64 after `whsec_`), which the standardwebhooks libraries verify with the secret as shown. The secret is in this answer only. Failed deliveries are retried with exponential back-off; see …/deliveries.',
         params: CollectionParams,
         body: WebhookBody,
         response: { 200: Envelope(CreatedWebhook), ...COMMON_ERRORS, ...NOT_FOUND_ERROR },
@@ -157,7 +161,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       if (request.validationError) throw request.validationError;
       const body = request.body;
-      const problem = await targets.urlProblem(body.url);
+      // Stored as parsed (WHATWG serialisation), never as typed.
+      const parsed = parseHttpUrl(body.url);
+      if (!parsed.ok)
+        throw badRequest(`Webhook URL refused: ${parsed.problem}.`, [
+          { field: "url", message: parsed.problem },
+        ]);
+      const problem = await targets.urlProblem(parsed.href);
       if (problem) throw badRequest(`Webhook URL refused: ${problem}.`, [{ field: "url", message: problem }]);
       if ((await webhooks.list(collection.id)).length >= MAX_WEBHOOKS)
         throw badRequest(
@@ -168,7 +178,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const created = await webhooks.create(
           {
             collectionId: collection.id,
-            url: body.url,
+            url: parsed.href,
             events: (body.events as WebhookEvent[] | undefined) ?? [...WEBHOOK_EVENTS],
             severityThreshold: body.severity_threshold ?? 2,
             createdBy: actor.actor,
@@ -260,7 +270,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object(
           {
             limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-            offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+            offset: Type.Optional(PageOffset()),
           },
           { additionalProperties: false },
         ),

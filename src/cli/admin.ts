@@ -3,11 +3,11 @@
  * Each command opens the configured store, does one thing, and closes it.
  */
 import type { Command } from "commander";
-import type { Services } from "../api/context.ts";
-import { recordCliAction } from "../audit/log.ts";
-import { loadConfig } from "../config.ts";
-import { openServices } from "../services.ts";
+import { loadConfig } from "../core/config.ts";
+import { recordCliAction } from "../store/audit.ts";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../store/schema.ts";
+import type { Services } from "../store/services.ts";
+import { openServices } from "../store/services.ts";
 import { CliError, output } from "./output.ts";
 
 type Json = { json?: boolean };

@@ -182,7 +182,15 @@ export class ApiClient {
   }
 }
 
+/**
+ * A value as one path segment, percent-encoded; `.` and `..` (names once accepted) have their dots
+ * encoded too, or URL resolution would read them as "this folder" and "the folder above".
+ */
+export function pathSegment(value: string): string {
+  return /^\.{1,2}$/.test(value) ? value.replace(/\./g, "%2E") : encodeURIComponent(value);
+}
+
 /** A collection name as a path segment. */
 export function collectionPath(collection: string, rest = ""): string {
-  return `/api/collections/${encodeURIComponent(collection)}${rest}`;
+  return `/api/collections/${pathSegment(collection)}${rest}`;
 }

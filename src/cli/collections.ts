@@ -1,13 +1,15 @@
 /**
  * Client commands for collections and their results, through the public API of a running server:
- *   sightline collections list|show|create|add-seeds|delete-seeds
+ *   sightline collections list|show|create|add-seeds|delete-seed|delete-seeds|delete
  *   sightline results <collection> <kind> [--format table|json|csv]
  * Seeds come from `--seed TYPE:NAME` (repeatable), bare `--seed NAME` (type detected), or `--seeds-file`
  * (one per line, `TYPE NAME`, `TYPE,NAME` or a bare name; `#` comments, blank lines and a `type,name`
  * header skipped). Every line is read by `parseSeedText` (src/core/seeds.ts), as the dashboard reads them.
  */
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import type { Command } from "commander";
+import { readableNumbers } from "../core/formats.ts";
 import { parseSeedText, SEED_TYPES, type Seed } from "../core/seeds.ts";
 import { csvLine } from "../results/stream.ts";
 import {
@@ -15,10 +17,12 @@ import {
   type ClientOptions,
   clientSettings,
   collectionPath,
+  pathSegment,
   withClientOptions,
 } from "./api-client.ts";
 import { CliError, output } from "./output.ts";
 import { printOverview } from "./overview.ts";
+import { resultTable } from "./result-tables.ts";
 
 type Options = ClientOptions & { json?: boolean };
 type SeedOptions = Options & { seed: string[]; seedsFile?: string; team?: string; scanRate?: string };
@@ -34,9 +38,11 @@ export const RESULT_KINDS = [
   "issues",
   "netblocks",
   "products",
+  "services",
   "vulnerabilities",
 ] as const;
 
+/** The columns a terminal table shows, for kinds whose items have more than a screen holds. */
 /** A seed from one line a person wrote (`Domain:example.com`, `Domain example.com` or a bare value). */
 function seedFromText(line: string, where: string): Seed | undefined {
   const parsed = parseSeedText(line);
@@ -92,33 +98,38 @@ export function resultRows(kind: string, result: unknown): Array<Record<string, 
   return [];
 }
 
-/** A cell as text: nested values as compact JSON. */
-function cellText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
-}
-
-/** RFC 4180 CSV with a header row of every key seen (the server's exports use the same fields). */
+/**
+ * RFC 4180 CSV with a header row of every key seen (the server's exports use the same fields), with plain
+ * numbers where the wire has decimal-exponent strings (443, not "0.443e3").
+ */
 export function toCsv(rows: Array<Record<string, unknown>>): string {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  return [columns, ...rows.map((row) => columns.map((column) => row[column]))].map(csvLine).join("");
+  return [columns, ...rows.map((row) => columns.map((column) => readableNumbers(row[column], column)))]
+    .map(csvLine)
+    .join("");
 }
 
-/** For the terminal: only the columns that are short scalars, each cut to a readable width. */
-function tableRows(rows: Array<Record<string, unknown>>): {
-  rows: Array<Record<string, unknown>>;
-  columns: string[];
-} {
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((column) =>
-    rows.every((row) => row[column] === null || typeof row[column] !== "object"),
+/**
+ * Deleting a collection cannot be undone: the person types its name (on a terminal, or one line on
+ * standard input); anything else, or no input at all, leaves it in place.
+ */
+async function confirmByName(collection: string): Promise<void> {
+  process.stderr.write(
+    `Deleting collection ${collection} also deletes its seeds, runs and results; it cannot be undone.\nType the collection's name to delete it: `,
   );
-  const cut = (text: string) => (text.length > 60 ? `${text.slice(0, 57)}...` : text);
-  return {
-    columns,
-    rows: rows.map((row) =>
-      Object.fromEntries(columns.map((column) => [column, cut(cellText(row[column]))])),
-    ),
-  };
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  const typed = await new Promise<string | undefined>((resolve) => {
+    lines.once("line", (line) => resolve(line.trim()));
+    lines.once("close", () => resolve(undefined));
+  });
+  lines.close();
+  if (typed === collection) return;
+  throw new CliError(
+    typed === undefined
+      ? `Nothing was typed, so ${collection} was kept; type its name when asked, or pass --yes.`
+      : `"${typed}" is not "${collection}", so ${collection} was kept; type its name exactly, or pass --yes.`,
+    2,
+  );
 }
 
 export function registerCollectionCommands(program: Command): void {
@@ -147,6 +158,8 @@ export function registerCollectionCommands(program: Command): void {
       output(false, rest);
       console.log("");
       output(false, seeds, ["type", "name"]);
+      const total = Number(result.seeds_total ?? seeds.length);
+      if (total > seeds.length) console.log(`(the first ${seeds.length} of ${total} seeds)`);
     });
 
   seedOptions(collections.command("create <collection>").description("create a collection with its seeds"))
@@ -195,24 +208,70 @@ export function registerCollectionCommands(program: Command): void {
     });
 
   withClientOptions(
+    collections
+      .command("delete-seed <collection> <seed>")
+      .description("delete one seed, given as TYPE:NAME or a bare name"),
+  )
+    .option("--json", "print JSON")
+    .action(async (collection: string, text: string, options: Options) => {
+      const seed = seedFromText(text, "The seed");
+      if (!seed) throw new CliError("Give the seed to delete as TYPE:NAME or a bare name", 2);
+      const result = await new ApiClient(clientSettings(options)).request<{ seed_count: number }>(
+        "DELETE",
+        collectionPath(collection, `/seeds/${pathSegment(seed.type)}/${pathSegment(seed.name)}`),
+      );
+      if (options.json) output(true, result);
+      else
+        console.log(
+          `Deleted ${seed.type} ${seed.name} from ${collection}; it has ${result.seed_count} seeds.`,
+        );
+    });
+
+  withClientOptions(
+    collections
+      .command("delete <collection>")
+      .description("delete a collection with its runs and results (asks you to type its name, or --yes)"),
+  )
+    .option("--yes", "delete without asking (for scripts)")
+    .option("--json", "print JSON")
+    .action(async (collection: string, options: Options & { yes?: boolean }) => {
+      if (!options.yes) await confirmByName(collection);
+      const result = await new ApiClient(clientSettings(options)).request<{
+        runs_deleted: number;
+        seeds_deleted: number;
+      }>("DELETE", collectionPath(collection));
+      if (options.json) output(true, result);
+      else
+        console.log(
+          `Deleted collection ${collection} with its ${result.seeds_deleted} seeds, ${result.runs_deleted} runs and their results.`,
+        );
+    });
+
+  withClientOptions(
     program
       .command("results <collection> <kind>")
       .description(`read results of the latest finished run; kind: ${RESULT_KINDS.join(", ")}`)
-      .option("--format <format>", "table, json or csv", "table"),
-  ).action(async (collection: string, kind: string, options: ClientOptions & { format: string }) => {
-    if (!(RESULT_KINDS as readonly string[]).includes(kind))
-      throw new CliError(`Unknown result kind "${kind}"; choose one of ${RESULT_KINDS.join(", ")}`, 2);
-    if (!["table", "json", "csv"].includes(options.format))
-      throw new CliError(`--format must be table, json or csv, not "${options.format}"`, 2);
-    const result = await new ApiClient(clientSettings(options)).get<unknown>(
-      collectionPath(collection, `/${kind}`),
-    );
-    if (options.format === "json") return output(true, result);
-    if (kind === "overview" && options.format === "table")
-      return printOverview(collection, result as Parameters<typeof printOverview>[1]);
-    const rows = resultRows(kind, result);
-    if (options.format === "csv") return void process.stdout.write(toCsv(rows));
-    const table = tableRows(rows);
-    output(false, table.rows, table.columns);
-  });
+      .option("--format <format>", "table, json or csv", "table")
+      .option("--wide", "tables: every field, not the few most useful"),
+  ).action(
+    async (collection: string, kind: string, options: ClientOptions & { format: string; wide?: boolean }) => {
+      if (!(RESULT_KINDS as readonly string[]).includes(kind))
+        throw new CliError(`Unknown result kind "${kind}"; choose one of ${RESULT_KINDS.join(", ")}`, 2);
+      if (!["table", "json", "csv"].includes(options.format))
+        throw new CliError(`--format must be table, json or csv, not "${options.format}"`, 2);
+      // The issues table shows a finding seen through several names of one service once, as the API
+      // groups it; --wide and the json and csv outputs keep one item per entity.
+      const grouped = kind === "issues" && options.format === "table" && !options.wide;
+      const result = await new ApiClient(clientSettings(options)).get<unknown>(
+        collectionPath(collection, `/${kind}${grouped ? "?group=finding" : ""}`),
+      );
+      if (options.format === "json") return output(true, result);
+      if (kind === "overview" && options.format === "table")
+        return printOverview(collection, result as Parameters<typeof printOverview>[1]);
+      const rows = resultRows(kind, result);
+      if (options.format === "csv") return void process.stdout.write(toCsv(rows));
+      const table = resultTable(kind, rows, options.wide);
+      output(false, table.rows, table.columns);
+    },
+  );
 }

@@ -124,7 +124,7 @@ export function registerExportCommand(program: Command): void {
       .option("--scoped <bool>", "only scoped (true) or unscoped (false) items")
       .option("--hidden <bool>", "only hidden (true) or visible (false) items")
       .option("--q <text>", "only items whose name contains this text")
-      .option("--severity <list>", "issues: only these severities, e.g. 1,2")
+      .option("--severity <list>", "issues: only these severities, as numbers or words, e.g. critical,high")
       .option("--port <port>", "hosts, applications: only those on this port")
       .option("--product <name>", "applications, vulnerabilities: only those of this product")
       .option("--limit <n>", "at most this many items")

@@ -1,14 +1,18 @@
 /** The `sightline` command. */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { registerAuditCommands } from "../audit/cli.ts";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig } from "../core/config.ts";
 import { openStore } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
 import { registerAdminCommands } from "./admin.ts";
+import { registerAuditCommands } from "./audit.ts";
 import { registerCollectionCommands } from "./collections.ts";
 import { registerExportCommand } from "./export.ts";
+import { registerFingerprintCommands } from "./fingerprints.ts";
+import { registerIpdbCommands } from "./ipdb.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
+import { registerTemplateCommands } from "./templates.ts";
 import { registerVulndbCommands } from "./vulndb.ts";
 
 /** On SIGINT/SIGTERM: say what happens, close, exit; a second signal exits at once. */
@@ -28,8 +32,14 @@ function closeOnSignal(what: string, close: () => Promise<void>): void {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/** The version of package.json, which CHANGELOG.md follows. */
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command("sightline")
   .description("Sightline: self-hosted attack-surface management")
+  .version(version, "-V, --version", "print the version")
   .showHelpAfterError()
   .exitOverride();
 
@@ -39,7 +49,7 @@ program
   .action(async () => {
     const config = loadConfig();
     // Loaded on demand: client commands start faster without the server's dependencies.
-    const { startServer } = await import("../server.ts");
+    const { startServer } = await import("../app/server.ts");
     const server = await startServer(config, {
       logger: { level: config.logLevel },
       announce: (line) => console.log(line),
@@ -50,10 +60,25 @@ program
 program
   .command("worker")
   .description("execute run tasks from the BullMQ queue (needs REDIS_URL and DATABASE_URL); start any number")
-  .action(async () => {
+  .option("--metrics-port <port>", "serve Prometheus metrics at GET /metrics on this port")
+  .option("--metrics-host <address>", "the address the metrics port listens on (default: HOST)")
+  .action(async (options: { metricsPort?: string; metricsHost?: string }) => {
     const config = loadConfig();
-    const { startWorker } = await import("../runs/worker.ts");
-    const worker = await startWorker(config, { announce: (line) => console.log(line) });
+    const metricsPort = options.metricsPort === undefined ? undefined : Number(options.metricsPort);
+    if (
+      metricsPort !== undefined &&
+      !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)
+    )
+      throw new CliError(
+        `--metrics-port must be a port number from 0 to 65535, not "${options.metricsPort}"`,
+        2,
+      );
+    const { startWorker } = await import("../app/worker.ts");
+    const worker = await startWorker(config, {
+      announce: (line) => console.log(line),
+      metricsPort,
+      metricsHost: options.metricsHost,
+    });
     closeOnSignal(
       `finishing tasks in flight for up to ${config.shutdownGraceSeconds}s, then handing the rest back.`,
       () => worker.close(),
@@ -79,6 +104,9 @@ registerRunCommands(program);
 registerCollectionCommands(program);
 registerExportCommand(program);
 registerVulndbCommands(program);
+registerIpdbCommands(program);
+registerFingerprintCommands(program);
+registerTemplateCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -38,6 +38,10 @@ export function overviewLines(collection: string, overview: OverviewResult): str
       ? "New: everything (the first finished run)"
       : `New since run ${previous}: ${entities} entities, ${issues} issues`,
   );
+  const gone = overview.disappeared_since_previous_run;
+  if (previous !== null && gone)
+    lines.push(`Gone since run ${previous}: ${gone.entities} entities, ${gone.issues} issues`);
+  if (overview.change_note) lines.push(`Note: ${overview.change_note}`);
   return lines;
 }
 

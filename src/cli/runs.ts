@@ -2,6 +2,7 @@
  * Client commands for runs, through the public API of a running server:
  *   sightline run <collection> [--watch]        force a run now (optionally follow it)
  *   sightline runs list <collection>            the collection's runs, newest first
+ *   sightline runs show <collection> <id>       one run: progress, settings, notes by kind with examples
  *   sightline runs watch <collection> [id]      follow a run (default: the latest) with a progress bar
  *   sightline runs cancel <collection> <id>     cancel a queued or started run
  */
@@ -30,6 +31,19 @@ interface Run {
   error: string | null;
   tasks_total: number;
   tasks_done: number;
+  /** Why a queued or started run is not moving (no worker seen), or null. */
+  waiting?: string | null;
+}
+
+/** One run as GET …/runs/{id} answers it. */
+interface RunDetail extends Run {
+  settings: Record<string, unknown> | null;
+  notes: { total: number; by_kind: Array<{ kind: string; count: number }> };
+}
+
+interface RunNotes {
+  total: number;
+  kinds: Array<{ kind: string; count: number; examples: string[] }>;
 }
 
 type Options = ClientOptions & { json?: boolean };
@@ -76,6 +90,7 @@ async function watch(
     : undefined;
   let run: Run;
   let last = "";
+  let waitingSaid = false;
   for (;;) {
     run = await client.get<Run>(collectionPath(collection, `/runs/${id}`));
     if (bar) {
@@ -83,8 +98,10 @@ async function watch(
       bar.setTotal(Math.max(run.tasks_total, 1));
       bar.update(run.tasks_done, { status: run.status });
       last = run.status;
+      if (run.waiting && !waitingSaid) console.error(run.waiting);
+      waitingSaid = Boolean(run.waiting);
     } else {
-      const line = `run ${id}: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks`;
+      const line = `run ${id}: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks${run.waiting ? ` — ${run.waiting}` : ""}`;
       if (line !== last) console.error(line);
       last = line;
     }
@@ -98,6 +115,36 @@ async function watch(
   if (run.status === "cancelled")
     throw new CliError(`Run ${id} of ${collection} was cancelled${run.error ? `: ${run.error}` : "."}`);
   if (!json) console.log(`Run ${id} of ${collection} finished: ${run.tasks_done} tasks${took(run)}.`);
+}
+
+const plural = (count: number, noun: string) =>
+  `${count.toLocaleString("en")} ${noun}${count === 1 ? "" : "s"}`;
+
+/** `sightline runs show` for people: the run in a few lines, then its notes by kind with examples. */
+export function runLines(collection: string, run: RunDetail, notes: RunNotes): string[] {
+  const lines = [
+    `Run ${run.id} of ${collection}: ${run.status} (${run.trigger}, priority ${run.priority}), ${run.tasks_done}/${run.tasks_total} tasks`,
+    `Created ${run.created_at}${run.started_at ? `, started ${run.started_at}` : ""}${run.finished_at ? `, ended ${run.finished_at}` : ""}${took(run)}`,
+  ];
+  if (run.waiting) lines.push(run.waiting);
+  if (run.error) lines.push(`Reason: ${run.error}`);
+  const settings = run.settings as Record<string, unknown> | null;
+  if (settings) {
+    const list = (value: unknown) => (Array.isArray(value) && value.length ? value.join(", ") : "(none)");
+    lines.push(
+      `Settings: ports ${settings.ports}, depth ${settings.depth}, wordlist ${settings.dns_wordlist}, timeout ${settings.timeout_ms} ms, resolvers ${Array.isArray(settings.dns_servers) && settings.dns_servers.length ? settings.dns_servers.join(", ") : "the system's"}, scan allow ${list(settings.scan_allow)}, scan deny ${list(settings.scan_deny)}`,
+    );
+  }
+  if (notes.total === 0) {
+    lines.push("Notes: none.");
+    return lines;
+  }
+  lines.push(`Notes: ${plural(notes.total, "note")}`);
+  for (const kind of notes.kinds) {
+    lines.push(`  ${kind.kind}: ${plural(kind.count, "note")}, e.g.`);
+    for (const example of kind.examples) lines.push(`    ${example}`);
+  }
+  return lines;
 }
 
 export function registerRunCommands(program: Command): void {
@@ -117,7 +164,7 @@ export function registerRunCommands(program: Command): void {
     if (options.json) output(true, run);
     else
       console.log(
-        `Run ${id} of ${collection} is ${run.status}; follow it with: sightline runs watch ${collection} ${id}`,
+        `Run ${id} of ${collection} is ${run.status}; follow it with: sightline runs watch ${collection} ${id}${run.waiting ? `\n${run.waiting}` : ""}`,
       );
   });
 
@@ -156,6 +203,20 @@ export function registerRunCommands(program: Command): void {
     }
     await watch(client, collection, id, everyMs, options.json);
   });
+  withClientOptions(
+    runs
+      .command("show <collection> <id>")
+      .description("one run: progress, the settings it uses, and its notes by kind with examples"),
+  )
+    .option("--json", "print JSON")
+    .action(async (collection: string, idText: string, options: Options) => {
+      const client = new ApiClient(clientSettings(options));
+      const id = runId(idText);
+      const run = await client.get<RunDetail>(collectionPath(collection, `/runs/${id}`));
+      const notes = await client.get<RunNotes>(collectionPath(collection, `/runs/${id}/notes?limit=1`));
+      if (options.json) return output(true, { ...run, notes: { total: notes.total, kinds: notes.kinds } });
+      for (const line of runLines(collection, run, notes)) console.log(line);
+    });
   withClientOptions(runs.command("cancel <collection> <id>").description("cancel a queued or started run"))
     .option("--json", "print JSON")
     .action(async (collection: string, idText: string, options: Options) => {

@@ -5,12 +5,12 @@
  */
 import { basename } from "node:path";
 import type { Command } from "commander";
-import { loadConfig } from "../config.ts";
+import { loadConfig } from "../core/config.ts";
+import { parseCpe } from "../core/cpe.ts";
 import { openStore, type Store } from "../store/database.ts";
 import { migrateToLatest } from "../store/migrate.ts";
-import { parseCpe } from "../vulns/cpe.ts";
-import { FeedError, type ImportReport, importFeedFile } from "../vulns/importer.ts";
-import { VulnerabilityRepository } from "../vulns/repository.ts";
+import { FeedError, type ImportReport, importFeedFile } from "../store/vuln-importer.ts";
+import { VulnerabilityRepository } from "../store/vulns.ts";
 import { CliError, megabytes, output, stderrProgressBar } from "./output.ts";
 
 type Json = { json?: boolean };

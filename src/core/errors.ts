@@ -25,4 +25,5 @@ export const badRequest = (message: string, details?: ErrorDetail[]) =>
 export const unauthorized = (message: string) => new ApiError(401, "unauthorized", message);
 export const forbidden = (message: string) => new ApiError(403, "forbidden", message);
 export const notFound = (message: string) => new ApiError(404, "not_found", message);
-export const conflict = (message: string) => new ApiError(409, "conflict", message);
+export const conflict = (message: string, details?: ErrorDetail[]) =>
+  new ApiError(409, "conflict", message, details);

@@ -85,3 +85,34 @@ export function nowIso(): string {
 export function entityTypeName(kind: string): string {
   return `Service::Entity::${kind}`;
 }
+
+/**
+ * The fields the spec delivers as decimal-exponent strings. People read them as plain numbers: tables,
+ * CSV and the dashboard show 443, not "0.443e3" (the JSON wire format keeps the spec's).
+ */
+export const DECIMAL_EXPONENT_FIELDS: ReadonlySet<string> = new Set([
+  "alias_group",
+  "alias_group_id",
+  "depth",
+  "port",
+  "number",
+  "host_id",
+  "severity",
+]);
+
+/**
+ * A value with the decimal-exponent strings of DECIMAL_EXPONENT_FIELDS turned into numbers, at any depth
+ * (`ports[].number`, `task_results[].depth`, `details.severity`); everything else as it is.
+ */
+export function readableNumbers(value: unknown, key?: string): unknown {
+  if (typeof value === "string")
+    return key !== undefined && DECIMAL_EXPONENT_FIELDS.has(key) && DECIMAL_EXPONENT.test(value)
+      ? parseDecimalExponent(value)
+      : value;
+  if (Array.isArray(value)) return value.map((item) => readableNumbers(item, key));
+  if (value && typeof value === "object")
+    return Object.fromEntries(
+      Object.entries(value).map(([name, item]) => [name, readableNumbers(item, name)]),
+    );
+  return value;
+}

@@ -4,6 +4,7 @@
  */
 import { domainToASCII } from "node:url";
 import ipaddr from "ipaddr.js";
+import { hasControlCharacter, parseHttpUrl } from "./urls.ts";
 
 export const SEED_TYPES = ["Domain", "DnsRecord", "IpAddress", "Nameserver", "NetBlock", "Uri"] as const;
 export type SeedType = (typeof SEED_TYPES)[number];
@@ -37,6 +38,8 @@ export function normaliseHostname(raw: string): string | undefined {
 /** Canonical IP address (IPv4 dotted quad, IPv6 compressed), or undefined if it is not one. */
 export function normaliseIpAddress(raw: string): string | undefined {
   const trimmed = raw.trim().toLowerCase();
+  // A zone id (fe80::1%eth0) names an interface of one machine, not an address of the surface.
+  if (trimmed.includes("%")) return undefined;
   if (ipaddr.IPv4.isValidFourPartDecimal(trimmed)) return ipaddr.IPv4.parse(trimmed).toString();
   if (ipaddr.IPv6.isValid(trimmed) && trimmed.includes(":")) {
     const address = ipaddr.IPv6.parse(trimmed);
@@ -63,18 +66,25 @@ export function normaliseNetBlock(raw: string): string | undefined {
 }
 
 function normaliseUri(raw: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  const parsed = parseHttpUrl(raw);
+  if (!parsed.ok) return undefined;
+  const url = parsed.url;
   const host = url.hostname.startsWith("[") ? url.hostname : url.hostname.replace(/\.$/, "");
   if (!host.startsWith("[") && !normaliseHostname(host) && !normaliseIpAddress(host)) return undefined;
   url.hostname = host;
-  url.hash = "";
   return url.toString();
+}
+
+/** What is wrong with a value, when a specific sentence says more than "expected …". */
+function specificProblem(type: SeedType, raw: string): string | undefined {
+  if (hasControlCharacter(raw)) return "it contains a control character (tab, line break, NUL, …)";
+  if (type === "Uri") {
+    const parsed = parseHttpUrl(raw);
+    if (!parsed.ok) return parsed.problem;
+  }
+  if ((type === "IpAddress" || type === "NetBlock") && raw.includes("%"))
+    return "a zone id (as in fe80::1%eth0) names an interface of one machine; give the address alone";
+  return undefined;
 }
 
 const NORMALISERS: Record<SeedType, { normalise: (raw: string) => string | undefined; expected: string }> = {
@@ -106,14 +116,34 @@ export function checkSeed(input: unknown): SeedCheck {
     return { ok: false, message: 'needs a non-empty string "name"' };
   }
   const rule = NORMALISERS[type];
+  const problem = name.length <= 2048 ? specificProblem(type, name) : undefined;
+  if (problem) return { ok: false, message: `${JSON.stringify(name)} is not a valid ${type}: ${problem}` };
   const canonical = name.length <= 2048 ? rule.normalise(name) : undefined;
   if (canonical === undefined) {
+    const hint = seedHint(name);
     return {
       ok: false,
-      message: `${JSON.stringify(name)} is not a valid ${type}: expected ${rule.expected}`,
+      message: `${JSON.stringify(name)} is not a valid ${type}: ${hint ?? `expected ${rule.expected}`}`,
     };
   }
   return { ok: true, seed: { type, name: canonical } };
+}
+
+/**
+ * What a person most likely meant by a value no seed type takes, in words: an IPv4 address with an
+ * octet over 255, a wildcard name (discovery finds the names under a domain by itself).
+ */
+export function seedHint(raw: string): string | undefined {
+  const value = raw.trim();
+  const octets = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(\/\d{1,2})?$/.exec(value);
+  if (octets) {
+    const over = octets.slice(1, 5).filter((octet) => Number(octet) > 255);
+    if (over.length > 0)
+      return `it looks like an IPv4 address, but ${over.join(" and ")} ${over.length === 1 ? "is" : "are"} over 255 (each part is 0–255)`;
+  }
+  if (value.startsWith("*.") && normaliseHostname(value.slice(2)))
+    return `wildcards are not seeds: drop the "*." and seed ${normaliseHostname(value.slice(2))}; discovery finds the names under it`;
+  return undefined;
 }
 
 /** Removes repeated seeds, keeping the first of each (type, name). */

@@ -4,7 +4,7 @@
  * taken for a wildcard answer, not a name.
  */
 import { randomBytes } from "node:crypto";
-import type { DnsClient } from "./dns-client.ts";
+import type { DnsClient } from "./net/dns-client.ts";
 
 export type WildcardProbe =
   | { kind: "none" }

@@ -10,37 +10,32 @@
  * addresses a name resolves to, the services of an address, the certificate of a service and the block
  * of an address keep their parent's depth, so a depth limit cuts chains of names, not views of a host.
  */
-import type { Counter, MetricsRegistry } from "../api/metrics.ts";
-import type { Config } from "../config.ts";
+
+import { blockSize, blockSlice } from "../core/addresses.ts";
 import { setBounded } from "../core/bounded-map.ts";
+import type { Config } from "../core/config.ts";
 import { strings } from "../core/details.ts";
+import type { EntityKind, EntityRef, FoundEntity } from "../core/entities.ts";
 import { entityTypeName } from "../core/formats.ts";
+import type { Counter, Histogram, Metrics } from "../core/metrics.ts";
+import { type RunSettings, runSettingsFrom } from "../core/run-settings.ts";
+import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../core/run-work.ts";
+import { NAME_KINDS, Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
-import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../runs/work.ts";
+import { serviceEndpoint, servicePrefix } from "../core/service-names.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
-import {
-  type Ancestor,
-  type EntitiesRepository,
-  mergeDetails,
-  type StagedEntity,
-  type StagedSighting,
-  type StagedWork,
+import { RunConnectionsRepository } from "../store/connections.ts";
+import type {
+  Ancestor,
+  EntitiesRepository,
+  StagedEntity,
+  StagedSighting,
+  StagedWork,
 } from "../store/entities.ts";
-import { blockAddresses } from "./addresses.ts";
-import {
-  type DiscoveryContext,
-  type DiscoveryModule,
-  type DiscoverySettings,
-  discoveryLimits,
-  type EntityKind,
-  type EntityRef,
-  type FoundEntity,
-} from "./module.ts";
+import { type DiscoveryModule, type DiscoverySettings, discoveryLimits } from "./module.ts";
+import { LocalModules, type ModuleRunner, type RunDescription } from "./module-run.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
-import { parseServiceName, servicePrefix } from "./ports.ts";
-import { NAME_KINDS, Scope } from "./scope.ts";
-import { Throttle } from "./throttle.ts";
 
 /** What a discovery task carries: the entity to look at and how it was reached. */
 export interface DiscoveryPayload {
@@ -56,8 +51,19 @@ const PARTS = new Set([
   "NetworkService>Uri",
 ]);
 
-/** Largest seed block expanded into addresses: 4,096 addresses (a /20 of IPv4). */
-const MAX_BLOCK_ADDRESSES = 4096;
+/**
+ * A seeded block larger than this is expanded lazily, a slice at a time: each slice task stages its
+ * addresses and queues their tasks, then the next slice after them, so a /16 is not 65,536 rows before
+ * the first probe and the run's pending tasks stay about one slice's worth ahead of the scan.
+ */
+const BLOCK_SLICE = 256;
+/** The task kind of one slice of a seeded block (the engine's own, not a module). */
+const BLOCK_SLICE_TASK = "block-slice";
+
+interface BlockSlicePayload {
+  block: string;
+  start: number;
+}
 
 const SEED_KIND: Record<Seed["type"], EntityKind> = {
   Domain: "Domain",
@@ -68,18 +74,40 @@ const SEED_KIND: Record<Seed["type"], EntityKind> = {
   Uri: "Uri",
 };
 
-export function discoverySettings(config: Config): DiscoverySettings {
+/**
+ * What the modules of a run are given: the run's own settings, and from this process only how its port
+ * scan runs (`probeEngine`), which changes how fast it goes, not what it finds.
+ */
+export function discoverySettings(settings: RunSettings, probeEngine = "auto"): DiscoverySettings {
   return {
-    dnsServers: config.dnsServers,
-    ports: parsePortSpec(config.ports),
-    wordlist: config.dnsWordlist,
-    timeoutMs: config.timeoutMs,
-    concurrency: config.concurrency,
-    perHostConcurrency: config.perHostConcurrency,
-    rateLimit: config.rateLimit,
-    probeEngine: config.probeEngine,
-    limits: discoveryLimits(config),
+    dnsServers: settings.dnsServers,
+    ports: parsePortSpec(settings.ports),
+    wordlist: settings.dnsWordlist,
+    wordlistLines: settings.dnsWordlistLines,
+    timeoutMs: settings.timeoutMs,
+    concurrency: settings.concurrency,
+    perHostConcurrency: settings.perHostConcurrency,
+    rateLimit: settings.rateLimit,
+    probeEngine,
+    limits: discoveryLimits(settings),
+    templates: {
+      builtIn: settings.templateLibrary !== "off",
+      directories: settings.templates,
+      tags: settings.templateTags,
+      severities: settings.templateSeverities,
+      allow: settings.templateAllow.map((tag) => tag.toLowerCase()),
+    },
   };
+}
+
+/** What a process knows of a run it works on, built once per run and process. */
+interface RunContext {
+  scope: Scope;
+  /** What the modules are given of the run (plain data: it may go to another thread). */
+  description: RunDescription;
+  depth: number;
+  /** The largest seeded block whose addresses are scanned. */
+  maxBlockAddresses: number;
 }
 
 export interface EngineDependencies {
@@ -88,6 +116,11 @@ export interface EngineDependencies {
   entities: EntitiesRepository;
   /** Default: every registered module (src/discovery/modules.ts). */
   modules?: readonly DiscoveryModule[];
+  /**
+   * Where the modules run (default: in this thread). A runner of its own (a worker thread) must run
+   * modules of the same names as `modules`.
+   */
+  runner?: ModuleRunner;
 }
 
 const sameRef = (a: EntityRef, b: EntityRef) => a.kind === b.kind && a.name === b.name;
@@ -96,113 +129,118 @@ export class DiscoveryEngine implements RunWork {
   readonly #dependencies: EngineDependencies;
   readonly #modules: readonly DiscoveryModule[];
   readonly #byName: Map<string, DiscoveryModule>;
-  readonly #settings: DiscoverySettings;
-  readonly #throttle: Throttle;
   #errors: Counter = { inc() {} };
-  /** Scope per run, from the collection's seeds, built once per run and process. */
-  readonly #scopes = new Map<number, Promise<Scope>>();
+  #moduleSeconds: Histogram = { observe() {} };
+  /** Scope and settings per run, built once per run and process. */
+  readonly #runs = new Map<number, Promise<RunContext>>();
+  readonly #runner: ModuleRunner;
+  /** This process's own settings, for runs created before runs carried theirs. */
+  #ownSettings: RunSettings | undefined;
 
   constructor(dependencies: EngineDependencies) {
     this.#dependencies = dependencies;
     this.#modules = dependencies.modules ?? MODULES;
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
-    this.#settings = discoverySettings(dependencies.config);
-    this.#throttle = new Throttle(this.#settings);
+    this.#runner = dependencies.runner ?? new LocalModules(this.#modules);
   }
 
-  instrument(metrics: MetricsRegistry): void {
+  /** Lets go of the module runner (a worker thread). */
+  close(): Promise<void> {
+    return this.#runner.close();
+  }
+
+  instrument(metrics: Metrics): void {
     this.#errors = metrics.counter(
       "sightline_discovery_errors_total",
       "Discovery modules that failed on an entity (the run goes on and notes it), by module.",
+      ["module"],
+    );
+    this.#moduleSeconds = metrics.histogram(
+      "sightline_discovery_module_seconds",
+      "How long a module took on one entity (its network waits included), by module: where a run's time goes.",
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      ["module"],
     );
   }
 
   async plan(run: RunInfo): Promise<TaskSpec[]> {
     const seeds = await this.#dependencies.collections.seeds(run.collectionId);
-    const scope = await this.#scope(run);
+    const context = await this.#run(run);
     const notes: string[] = [];
     if (seeds.length === 0)
       notes.push(`Collection ${run.collectionName} has no seeds; there was nothing to discover.`);
     const entities: FoundEntity[] = [];
-    for (const seed of seeds) entities.push(...seedEntities(seed, notes));
-    const staged = entities.map(
-      (entity): StagedEntity => ({
-        kind: entity.kind,
-        name: entity.name,
-        details: { ...entity.details, seed: true },
-        scoped: true,
-        hidden: false,
-        depth: 0,
-        aliases: [],
-        ancestors: [],
-      }),
-    );
+    const slices: TaskSpec[] = [];
+    for (const seed of seeds) {
+      const { found, large } = seedEntities(seed, notes, context.maxBlockAddresses);
+      entities.push(...found);
+      if (large) slices.push(blockSliceTask(seed.name, 0));
+    }
     await this.#dependencies.entities.stage(run.id, run.collectionId, {
-      entities: staged,
+      entities: entities.map(seedSighting),
       findings: [],
       notes,
+      noteKind: "plan",
     });
-    return entities.flatMap((entity) => this.#tasksFor(entity, 0, [], scope));
+    return [...entities.flatMap((entity) => this.#tasksFor(entity, 0, [], context)), ...slices];
+  }
+
+  /** One slice of a large seeded block: its addresses as seeds, their tasks, then the next slice. */
+  async #expandSlice(task: TaskRecord, run: RunInfo): Promise<TaskSpec[]> {
+    const { block, start } = task.payload as BlockSlicePayload;
+    const context = await this.#run(run);
+    const size = blockSize(block);
+    const addresses = blockSlice(block, start, Math.min(BLOCK_SLICE, size - start));
+    const entities = addresses.map((name): FoundEntity => ({ kind: "IpAddress", name }));
+    await this.#dependencies.entities.stage(run.id, run.collectionId, {
+      entities: entities.map(seedSighting),
+      findings: [],
+      notes: [],
+    });
+    const followUps = entities.flatMap((entity) => this.#tasksFor(entity, 0, [], context));
+    if (start + BLOCK_SLICE < size) followUps.push(blockSliceTask(block, start + BLOCK_SLICE));
+    return followUps;
   }
 
   async execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]> {
+    if (task.kind === BLOCK_SLICE_TASK) return this.#expandSlice(task, run);
     const module = this.#byName.get(task.kind);
     if (!module) throw new Error(`No discovery module named "${task.kind}" (task ${task.key}).`);
     const payload = task.payload as DiscoveryPayload;
-    const scope = await this.#scope(run);
+    const runContext = await this.#run(run);
+    const { scope } = runContext;
     const parent: EntityRef = { kind: payload.entity.kind, name: payload.entity.name };
 
-    const found = new Map<string, FoundEntity>();
-    const work: StagedWork = { entities: [], findings: [], notes: [] };
-    const context: DiscoveryContext = {
+    const work: StagedWork = { entities: [], findings: [], notes: [], noteKind: module.name };
+    const started = performance.now();
+    const output = await this.#runner.run(
+      { module: module.name, entity: payload.entity, depth: task.depth },
+      runContext.description,
       signal,
-      depth: task.depth,
-      throttle: this.#throttle,
-      settings: this.#settings,
-      emit(entity) {
-        const key = `${entity.kind}\u0000${entity.name}`;
-        const previous = found.get(key);
-        found.set(
-          key,
-          previous
-            ? {
-                ...previous,
-                details: mergeDetails(previous.details ?? {}, entity.details ?? {}),
-                aliases: [...(previous.aliases ?? []), ...(entity.aliases ?? [])],
-                hidden: (previous.hidden ?? false) && (entity.hidden ?? false),
-              }
-            : entity,
-        );
-      },
-      raise(issue) {
-        work.findings.push({
-          name: issue.name,
-          entityKind: issue.entity.kind,
-          entityName: issue.entity.name,
-          prettyName: issue.prettyName,
-          severity: issue.severity,
-          confidence: issue.confidence,
-          category: issue.category,
-          description: issue.description,
-          remediation: issue.remediation,
-          references: issue.references,
-          details: issue.details,
-          scoped: true,
-        });
-      },
-      note(message) {
-        work.notes.push(message);
-      },
-      mayTouch: (address) => scope.mayTouch(address),
-    };
-    try {
-      await module.run(payload.entity, context);
-    } catch (error) {
-      // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
-      // the run: what it found so far is kept and the run says what went wrong.
-      if (signal.aborted) return [];
+    );
+    this.#moduleSeconds.observe({ module: module.name }, (performance.now() - started) / 1000);
+    // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
+    // the run: what it found so far is kept and the run says what went wrong.
+    if (output.error !== undefined && signal.aborted) return [];
+    for (const issue of output.issues)
+      work.findings.push({
+        name: issue.name,
+        entityKind: issue.entity.kind,
+        entityName: issue.entity.name,
+        prettyName: issue.prettyName,
+        severity: issue.severity,
+        confidence: issue.confidence,
+        category: issue.category,
+        description: issue.description,
+        remediation: issue.remediation,
+        references: issue.references,
+        details: issue.details,
+        scoped: true,
+      });
+    work.notes.push(...output.notes);
+    if (output.error !== undefined) {
       this.#errors.inc({ module: module.name });
-      work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${(error as Error).message}`);
+      work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${output.error}`);
     }
 
     const taskResult = {
@@ -214,7 +252,7 @@ export class DiscoveryEngine implements RunWork {
     };
     const lineage = [...payload.ancestors, { name: parent.name, type: entityTypeName(parent.kind) }];
     const followUps: TaskSpec[] = [];
-    for (const emitted of found.values()) {
+    for (const emitted of output.found) {
       const seedKind = NAME_KINDS.has(emitted.kind) ? scope.seedKindOf(emitted.name) : undefined;
       const entity = seedKind ? { ...emitted, kind: seedKind } : emitted;
       const self = sameRef(entity, parent);
@@ -236,29 +274,45 @@ export class DiscoveryEngine implements RunWork {
         ancestors,
         taskResult,
       });
-      if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, scope));
+      if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, runContext));
     }
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
     if (signal.aborted) return [];
-    followUps.push(...(await this.#virtualHostTasks(run, work.entities, scope)));
+    followUps.push(...(await this.#virtualHostTasks(run, work.entities, runContext)));
     return followUps;
   }
 
   async finish(run: RunInfo): Promise<void> {
-    await this.#dependencies.entities.finishRun(run.id, run.collectionId);
-    this.#scopes.delete(run.id);
+    const { entities } = this.#dependencies;
+    const { scope } = await this.#run(run);
+    await entities.finishRun(run.id, run.collectionId);
+    // Its third parties, judged by the run's own scope (its seeds as it started), kept with the run.
+    const finished = await entities.resultRun(run.collectionId);
+    if (finished?.runId === run.id)
+      await new RunConnectionsRepository(entities.db).decide(
+        { collectionId: run.collectionId, ...finished },
+        (host) => scope.coversName(host),
+      );
+    this.#runs.delete(run.id);
+    this.#runner.forget(run.id);
   }
 
   /** A task per module consuming the entity's kind, unless the name may not be explored or depth is spent. */
-  #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], scope: Scope): TaskSpec[] {
-    if (NAME_KINDS.has(entity.kind) && !scope.mayExploreName(entity.name)) return [];
+  #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], run: RunContext): TaskSpec[] {
+    if (NAME_KINDS.has(entity.kind) && !run.scope.mayExploreName(entity.name)) return [];
     return this.#modules
       .filter((module) => module.consumes.includes(entity.kind))
-      .flatMap((module) => this.#task(module, entity, depth, ancestors));
+      .flatMap((module) => this.#task(module, entity, depth, ancestors, run.depth));
   }
 
-  #task(module: DiscoveryModule, entity: FoundEntity, depth: number, ancestors: Ancestor[]): TaskSpec[] {
-    if (depth >= this.#dependencies.config.depth) return [];
+  #task(
+    module: DiscoveryModule,
+    entity: FoundEntity,
+    depth: number,
+    ancestors: Ancestor[],
+    maxDepth: number,
+  ): TaskSpec[] {
+    if (depth >= maxDepth) return [];
     const payload: DiscoveryPayload = {
       entity: { kind: entity.kind, name: entity.name, details: entity.details ?? {} },
       ancestors,
@@ -274,7 +328,8 @@ export class DiscoveryEngine implements RunWork {
    * to their address. The task's rows are committed before the lookups, so of two tasks finishing at
    * once the later one sees the other's rows: no pair is missed, and a pair made twice is one task key.
    */
-  async #virtualHostTasks(run: RunInfo, staged: StagedEntity[], scope: Scope): Promise<TaskSpec[]> {
+  async #virtualHostTasks(run: RunInfo, staged: StagedEntity[], context: RunContext): Promise<TaskSpec[]> {
+    const { scope } = context;
     const modules = this.#modules.filter((module) => module.virtualHosts);
     if (modules.length === 0) return [];
     const newNames = new Map<string, Set<string>>();
@@ -332,22 +387,29 @@ export class DiscoveryEngine implements RunWork {
         : service.ancestors;
       return modules
         .filter((module) => module.consumes.includes("NetworkService"))
-        .flatMap((module) => this.#task(module, entity, service.depth, ancestors));
+        .flatMap((module) => this.#task(module, entity, service.depth, ancestors, context.depth));
     });
   }
 
-  #scope(run: RunInfo): Promise<Scope> {
-    let scope = this.#scopes.get(run.id);
-    if (!scope) {
-      const { scanAllow, scanDeny } = this.#dependencies.config;
-      scope = this.#dependencies.collections
-        .seeds(run.collectionId)
-        .then((seeds) => new Scope(seeds, { scanAllow, scanDeny }));
+  /** The run's scope (its seeds and scan lists) and settings, as fixed when the run was created. */
+  #run(run: RunInfo): Promise<RunContext> {
+    let context = this.#runs.get(run.id);
+    if (!context) {
+      // A setting a run does not carry (it was created by an older version) is this process's own.
+      this.#ownSettings ??= runSettingsFrom(this.#dependencies.config);
+      const stored: RunSettings = { ...this.#ownSettings, ...run.settings };
+      const settings = discoverySettings(stored, this.#dependencies.config.probeEngine);
+      const { scanAllow, scanDeny } = stored;
+      context = this.#dependencies.collections.seeds(run.collectionId).then((seeds) => ({
+        scope: new Scope(seeds, { scanAllow, scanDeny }),
+        description: { id: run.id, settings, seeds, scanAllow, scanDeny },
+        depth: stored.depth,
+        maxBlockAddresses: stored.maxBlockAddresses,
+      }));
       // Runs that fail never reach finish; keep the cache small.
-      setBounded(this.#scopes, run.id, scope, 64);
-      for (const module of this.#modules) module.runStarting?.(this.#settings);
+      setBounded(this.#runs, run.id, context, 64);
     }
-    return scope;
+    return context;
   }
 }
 
@@ -357,27 +419,62 @@ const virtualHostName = (name: string, scope: Scope) =>
 
 /** The address of a service, from its details or its name ("1.2.3.4:80/tcp"). */
 const serviceAddress = (service: { name: string; details: Record<string, unknown> }) =>
-  typeof service.details.ip_address === "string"
-    ? service.details.ip_address
-    : parseServiceName(service.name)?.address;
+  serviceEndpoint(service)?.address;
 
-/** The entities a seed stands for: itself, a URI's host, a small block's addresses. */
-function seedEntities(seed: Seed, notes: string[]): FoundEntity[] {
+/** A seed's sighting: in scope, at depth 0. */
+const seedSighting = (entity: FoundEntity): StagedEntity => ({
+  kind: entity.kind,
+  name: entity.name,
+  details: { ...entity.details, seed: true },
+  scoped: true,
+  hidden: false,
+  depth: 0,
+  aliases: [],
+  ancestors: [],
+});
+
+const blockSliceTask = (block: string, start: number): TaskSpec => ({
+  key: `${BLOCK_SLICE_TASK}:${block}:${start}`,
+  kind: BLOCK_SLICE_TASK,
+  payload: { block, start } satisfies BlockSlicePayload,
+  depth: 0,
+});
+
+/**
+ * The entities a seed stands for: itself, a URI's host, a small block's addresses; `large` when the
+ * seed is an IPv4 block to expand a slice at a time.
+ */
+function seedEntities(
+  seed: Seed,
+  notes: string[],
+  maxBlock: number,
+): { found: FoundEntity[]; large?: boolean } {
   const entity: FoundEntity = { kind: SEED_KIND[seed.type], name: seed.name };
   if (seed.type === "Uri") {
     const host = new URL(seed.name).hostname.replace(/^\[|\]$/g, "");
     const isAddress = /^[\d.]+$/.test(host) || host.includes(":");
-    return [entity, { kind: isAddress ? "IpAddress" : "DnsRecord", name: host }];
+    return { found: [entity, { kind: isAddress ? "IpAddress" : "DnsRecord", name: host }] };
   }
   if (seed.type === "NetBlock") {
-    const addresses = blockAddresses(seed.name, MAX_BLOCK_ADDRESSES);
-    if (!addresses) {
+    const size = blockSize(seed.name);
+    if (size <= BLOCK_SLICE) return { found: [entity, ...blockSlice(seed.name, 0, size).map(address)] };
+    // IPv6 blocks are not walked: even a /64 holds 2^64 addresses, almost all unused; hosts there are
+    // found by their names (records, certificates, reverse zones), not by trying every address.
+    if (seed.name.includes(":")) {
       notes.push(
-        `NetBlock ${seed.name} holds more than ${MAX_BLOCK_ADDRESSES} addresses; it is recorded but its addresses are not scanned. Seed smaller blocks to scan them.`,
+        `NetBlock ${seed.name} is an IPv6 block larger than ${BLOCK_SLICE} addresses; it is recorded but not scanned address by address (IPv6 hosts are found by name). Seed its hosts' names or addresses to scan them.`,
       );
-      return [entity];
+      return { found: [entity] };
     }
-    return [entity, ...addresses.map((name): FoundEntity => ({ kind: "IpAddress", name }))];
+    if (size > maxBlock) {
+      notes.push(
+        `NetBlock ${seed.name} holds more than ${maxBlock} addresses (SIGHTLINE_MAX_BLOCK_ADDRESSES); it is recorded but its addresses are not scanned. Seed smaller blocks to scan them.`,
+      );
+      return { found: [entity] };
+    }
+    return { found: [entity], large: true };
   }
-  return [entity];
+  return { found: [entity] };
 }
+
+const address = (name: string): FoundEntity => ({ kind: "IpAddress", name });

@@ -2,7 +2,7 @@
  * The weaknesses DNS and TLS discovery can prove, each written once: name, severity, category,
  * description, remediation, references. Modules raise them with the entity and the proof.
  */
-import type { EntityRef, FoundIssue } from "./module.ts";
+import type { EntityRef, FoundIssue } from "../core/entities.ts";
 
 type IssueTemplate = Omit<FoundIssue, "entity" | "details">;
 
@@ -25,7 +25,8 @@ export const ISSUES = {
     name: "dns_dangling_cname",
     prettyName: "Dangling CNAME (possible subdomain takeover)",
     severity: 2,
-    confidence: "confirmed",
+    // The target is missing for certain; whether anyone can claim it is what subdomain_takeover says.
+    confidence: "potential",
     category: "misconfiguration",
     description:
       "The name is an alias (CNAME) of a name that does not exist. Whoever registers the target (often a cloud resource name) can serve content under this name.",
@@ -114,6 +115,32 @@ export const ISSUES = {
       "The service completes handshakes with TLS 1.0 or 1.1, which are deprecated and weaker than TLS 1.2.",
     remediation: "Disable TLS 1.0 and 1.1; accept TLS 1.2 and 1.3 only.",
     references: [{ type: "description", uri: "https://www.rfc-editor.org/rfc/rfc8996" }],
+  }),
+  sslv3Protocol: template({
+    name: "tls_sslv3_accepted",
+    prettyName: "SSLv3 accepted",
+    severity: 3,
+    confidence: "confirmed",
+    category: "tls",
+    description:
+      "The service completes an SSLv3 handshake. SSLv3 is broken (POODLE): an attacker on the path can recover encrypted secrets such as session cookies.",
+    remediation: "Disable SSLv3 (and TLS 1.0/1.1); accept TLS 1.2 and 1.3 only.",
+    references: [{ type: "description", uri: "https://www.rfc-editor.org/rfc/rfc7568" }],
+  }),
+  weakTlsCipher: template({
+    name: "tls_weak_cipher",
+    prettyName: "Weak TLS cipher suite accepted",
+    severity: 3,
+    confidence: "confirmed",
+    category: "tls",
+    description:
+      "The service agreed to a cipher suite that offers little or no protection (NULL, anonymous, export-grade, DES, 3DES or RC4) when a client offered only those.",
+    remediation:
+      "Accept only AEAD suites with forward secrecy (ECDHE with AES-GCM or ChaCha20-Poly1305); remove RC4, DES, 3DES, NULL, export and anonymous suites.",
+    references: [
+      { type: "description", uri: "https://www.rfc-editor.org/rfc/rfc7465" },
+      { type: "description", uri: "https://sweet32.info/" },
+    ],
   }),
 } satisfies Record<string, IssueTemplate>;
 

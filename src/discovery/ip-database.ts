@@ -1,16 +1,25 @@
 /**
- * Offline IP → network lookups: autonomous system, organisation, announcing block and country, from
- * the ip-location-db npm data packages (@ip-location-db/asn: RouteViews + RIR + DB-IP ASN data,
- * CC BY 4.0 with attribution; @ip-location-db/geo-whois-asn-country: CC0). Chosen because they ship
- * as plain CSV in ordinary npm packages (no licence key, no download at run time), are rebuilt from
- * public registry data, and their licences allow redistribution. Loaded lazily, once per process, into
- * sorted typed arrays searched by bisection. Special-purpose ranges (loopback, private, link-local,
- * documentation, …) are answered from RFC 6890 without the database.
+ * Offline IP → network lookups: autonomous system, organisation, announcing block and country.
+ *
+ * Preferred: MMDB files (the MaxMind DB format) read with mmdb-lib — GeoLite2-ASN/Country/City, DB-IP's
+ * lite ASN/country/city, ipinfo's lite, ip-location-db's builds — given by SIGHTLINE_IP_DATABASE or
+ * installed into the data directory by `sightline ipdb update --from <file>`. An MMDB lookup walks a
+ * binary tree in the file's bytes: the first costs the file's read (milliseconds), memory is the file.
+ *
+ * Without one, the bundled ip-location-db CSV packages answer (@ip-location-db/asn: RouteViews + RIR +
+ * DB-IP ASN data, CC BY 4.0 with attribution; @ip-location-db/geo-whois-asn-country: CC0), parsed once
+ * per process into sorted typed arrays searched by bisection. Their npm updates have stopped, and no
+ * maintained database with a licence that allows shipping it exists on npm (docs/decisions.md).
+ *
+ * Special-purpose ranges (loopback, private, link-local, documentation, …) are answered from RFC 6890
+ * without a database.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import ipaddr from "ipaddr.js";
-import { addressToBigInt, blockWithin } from "./addresses.ts";
+import { Reader } from "mmdb-lib";
+import { addressToBigInt, blockWithin } from "../core/addresses.ts";
 import { continentOf, countryName } from "./geography.ts";
 
 export interface NetworkInfo {
@@ -47,6 +56,9 @@ const SPECIAL: Array<[string, string]> = [
   ["ff00::/8", "Multicast"],
   ["240.0.0.0/4", "Reserved"],
 ].map(([cidr, name]) => [cidr, name] as [string, string]);
+
+/** The special blocks parsed once: a lookup compares, it does not parse 18 CIDRs. */
+const SPECIAL_RANGES = SPECIAL.map(([cidr, name]) => ({ cidr, name, range: ipaddr.parseCIDR(cidr) }));
 
 const require = createRequire(import.meta.url);
 
@@ -126,12 +138,16 @@ export function lookupNetwork(address: string): NetworkInfo | undefined {
   } catch {
     return undefined;
   }
-  const v6 = parsed.kind() === "ipv6";
-  for (const [cidr, name] of SPECIAL) {
-    const [range, bits] = ipaddr.parseCIDR(cidr);
-    if (range.kind() === parsed.kind() && parsed.match(range, bits))
+  for (const { cidr, name, range } of SPECIAL_RANGES) {
+    if (range[0].kind() === parsed.kind() && parsed.match(range))
       return { netblock: cidr, asn: "", organization: "", net_name: name, ...EMPTY_PLACE };
   }
+  const databases = mmdbDatabases();
+  return databases.length > 0 ? mmdbLookup(databases, parsed) : bundledLookup(parsed);
+}
+
+function bundledLookup(parsed: ipaddr.IPv4 | ipaddr.IPv6): NetworkInfo {
+  const v6 = parsed.kind() === "ipv6";
   const value = addressToBigInt(parsed.toString());
   const width = v6 ? 128 : 32;
   const asn = find(load(`@ip-location-db/asn/asn-ipv${v6 ? 6 : 4}${v6 ? "" : "-num"}.csv`, v6), value);
@@ -143,18 +159,178 @@ export function lookupNetwork(address: string): NetworkInfo | undefined {
     value,
   );
   const [number = "", organization = ""] = asn?.value.split("\u0000") ?? [];
-  const countryCode = place?.value ?? "";
-  const continentCode = continentOf(countryCode);
+  return networkInfo(
+    asn ? blockWithin(asn.start, asn.end, value, width) : `${parsed.toString()}/${width}`,
+    number ? `AS${number}` : "",
+    organization,
+    place?.value ?? "",
+  );
+}
+
+function networkInfo(netblock: string, asn: string, organization: string, countryCode: string): NetworkInfo {
+  const code = countryCode.toUpperCase();
+  const continentCode = continentOf(code);
   return {
-    netblock: asn ? blockWithin(asn.start, asn.end, value, width) : `${parsed.toString()}/${width}`,
-    asn: number ? `AS${number}` : "",
+    netblock,
+    asn,
     organization,
     net_name: organization,
-    country_code: countryCode,
-    country: countryName(countryCode),
+    country_code: code,
+    country: countryName(code),
     continent_code: continentCode,
     continent: continentCode ? continentName(continentCode) : "",
   };
+}
+
+// --- MMDB -------------------------------------------------------------------------------------------
+
+/** What an MMDB file answers: an address's AS, its country, or both. */
+export type MmdbContent = "asn" | "country" | "asn+country";
+
+export interface MmdbDatabase {
+  file: string;
+  reader: Reader<Record<string, unknown>>;
+  content: MmdbContent;
+  /** The file's own name for itself ("GeoLite2-ASN", "DBIP-Country-Lite", …). */
+  type: string;
+  built: Date;
+  /** Its description (where DB-IP and MaxMind put their licence and attribution). */
+  description: string;
+}
+
+type MmdbRecord = Record<string, unknown>;
+
+/** The AS of a record in any of the known layouts: GeoLite2/DB-IP/ip-location-db, or ipinfo's. */
+function asnOf(record: MmdbRecord): { asn: string; organization: string } | undefined {
+  const number = record.autonomous_system_number;
+  if (typeof number === "number" && number > 0)
+    return { asn: `AS${number}`, organization: String(record.autonomous_system_organization ?? "") };
+  if (typeof record.asn === "string" && /^AS\d+$/i.test(record.asn))
+    return { asn: record.asn.toUpperCase(), organization: String(record.as_name ?? "") };
+  return undefined;
+}
+
+/** The ISO country of a record: `country.iso_code` (GeoLite2, DB-IP) or `country_code` (ip-location-db, ipinfo). */
+function countryOf(record: MmdbRecord): string | undefined {
+  const country = record.country as { iso_code?: unknown } | undefined;
+  if (typeof country?.iso_code === "string") return country.iso_code;
+  if (typeof record.country_code === "string") return record.country_code;
+  const registered = record.registered_country as { iso_code?: unknown } | undefined;
+  return typeof registered?.iso_code === "string" ? registered.iso_code : undefined;
+}
+
+/** What a file holds, from its type name, else from the records of a few well-known addresses. */
+function contentOf(reader: Reader<MmdbRecord>, type: string): MmdbContent | undefined {
+  const name = type.toLowerCase();
+  const probes = ["8.8.8.8", "1.1.1.1", "9.9.9.9", "2001:4860:4860::8888", "81.2.69.142", "1.0.0.1"];
+  const records = probes.flatMap((probe) => {
+    try {
+      const record = reader.get(probe);
+      return record ? [record] : [];
+    } catch {
+      return [];
+    }
+  });
+  const hasAsn = name.includes("asn") || records.some((record) => asnOf(record));
+  const hasCountry =
+    name.includes("country") || name.includes("city") || records.some((record) => countryOf(record));
+  if (hasAsn && hasCountry) return "asn+country";
+  if (hasAsn) return "asn";
+  if (hasCountry) return "country";
+  return undefined;
+}
+
+/** Opens and checks an MMDB file; a sentence saying why when it is not one this can use. */
+export function openMmdb(file: string): MmdbDatabase {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw new Error(
+      `Cannot read the IP database ${file}: ${(error as NodeJS.ErrnoException).code ?? error}.`,
+    );
+  }
+  let reader: Reader<MmdbRecord>;
+  try {
+    reader = new Reader<MmdbRecord>(bytes);
+  } catch {
+    throw new Error(
+      `${file} is not an MMDB file (MaxMind DB format): use a .mmdb database such as GeoLite2-ASN, GeoLite2-Country, DB-IP's IP to ASN Lite or IP to Country Lite.`,
+    );
+  }
+  const { metadata } = reader;
+  const content = contentOf(reader, metadata.databaseType);
+  if (!content)
+    throw new Error(
+      `${file} (${metadata.databaseType}) holds neither autonomous systems nor countries: use an ASN or a country database.`,
+    );
+  return {
+    file,
+    reader,
+    content,
+    type: metadata.databaseType,
+    built: metadata.buildEpoch,
+    description: Object.values(metadata.description ?? {})[0] ?? "",
+  };
+}
+
+let configured: string[] | undefined;
+let opened: MmdbDatabase[] | undefined;
+
+/** The folder `sightline ipdb update` installs databases into. */
+export const installedDatabaseFolder = (dataDir: string) => join(dataDir, "ipdb");
+
+/**
+ * The MMDB files this process uses: SIGHTLINE_IP_DATABASE's, else those installed under the data
+ * directory, else none (the bundled data answers). Opened at the first lookup.
+ */
+export function useIpDatabases(settings: { ipDatabase: string[]; dataDir: string }): void {
+  const folder = installedDatabaseFolder(settings.dataDir);
+  configured =
+    settings.ipDatabase.length > 0
+      ? settings.ipDatabase
+      : existsSync(folder)
+        ? readdirSync(folder)
+            .filter((name) => name.endsWith(".mmdb"))
+            .sort()
+            .map((name) => join(folder, name))
+        : [];
+  opened = undefined;
+}
+
+/** The MMDB databases in use (opened on first use); [] when the bundled data answers. */
+export function mmdbDatabases(): MmdbDatabase[] {
+  opened ??= (configured ?? []).map(openMmdb);
+  return opened;
+}
+
+function mmdbLookup(databases: MmdbDatabase[], parsed: ipaddr.IPv4 | ipaddr.IPv6): NetworkInfo {
+  const text = parsed.toString();
+  const width = parsed.kind() === "ipv6" ? 128 : 32;
+  let asn: { asn: string; organization: string } | undefined;
+  let netblock: string | undefined;
+  let country: string | undefined;
+  for (const database of databases) {
+    const [record, prefix] = database.reader.getWithPrefixLength(text);
+    if (!record) continue;
+    const found = database.content !== "country" ? asnOf(record) : undefined;
+    if (found && !asn) {
+      asn = found;
+      netblock = networkOf(parsed, prefix);
+    }
+    if (database.content !== "asn" && country === undefined) country = countryOf(record);
+  }
+  return networkInfo(netblock ?? `${text}/${width}`, asn?.asn ?? "", asn?.organization ?? "", country ?? "");
+}
+
+/** The CIDR of the network of `prefix` bits holding the address. */
+function networkOf(parsed: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): string {
+  const cidr = `${parsed.toString()}/${prefix}`;
+  const network =
+    parsed.kind() === "ipv6"
+      ? ipaddr.IPv6.networkAddressFromCIDR(cidr)
+      : ipaddr.IPv4.networkAddressFromCIDR(cidr);
+  return `${network.toString()}/${prefix}`;
 }
 
 function continentName(code: string): string {

@@ -3,58 +3,19 @@
  * some kinds and produces new entities, details and issues. Modules never schedule each other; the
  * engine (src/discovery/engine.ts) owns queues, scope, depth and de-duplication.
  */
-import type { Config } from "../config.ts";
-import type { Throttle } from "./throttle.ts";
-
-/** Entity kinds; the wire type name is `Service::Entity::<Kind>`. */
-export type EntityKind =
-  | "Domain"
-  | "DnsRecord"
-  | "IpAddress"
-  | "Nameserver"
-  | "NetBlock"
-  | "NetworkService"
-  | "SslCertificate"
-  | "Uri"
-  | "Organization";
-
-export interface EntityRef {
-  kind: EntityKind;
-  name: string;
-}
-
-/** An entity a module found, with what it learned about it. */
-export interface FoundEntity extends EntityRef {
-  details?: Record<string, unknown>;
-  /** Other entities that are the same thing seen another way (a name and its addresses). */
-  aliases?: EntityRef[];
-  /** Recorded but not shown by default (e.g. wildcard answers). */
-  hidden?: boolean;
-}
-
-/** A weakness a module found on an entity (severity 1 critical … 5 informational). */
-export interface FoundIssue {
-  name: string;
-  prettyName: string;
-  severity: 1 | 2 | 3 | 4 | 5;
-  confidence: "confirmed" | "potential";
-  category: string;
-  description: string;
-  remediation: string;
-  references: Array<{ type: string; uri: string }>;
-  entity: EntityRef;
-  /** Proof and issue-specific fields (request, uri, status, affected_software, …). */
-  details: Record<string, unknown>;
-}
+import type { Config } from "../core/config.ts";
+import type { EntityKind, FoundEntity, FoundIssue } from "../core/entities.ts";
+import type { Throttle } from "./net/throttle.ts";
+import type { TemplateSettings } from "./templates/library.ts";
 
 export interface DiscoveryContext {
   /** The run's abort signal (cancel, time limit, shutdown). Every network operation honours it. */
   signal: AbortSignal;
   /** Distance of the entity from the seeds: 0 for a seed. */
   depth: number;
-  /** The process-wide politeness limits (global and per-host concurrency, rate); wrap every network operation. */
+  /** The politeness limits (global and per-host concurrency, rate) of the run's settings, shared by the runs of this process with the same limits; wrap every network operation. */
   throttle: Throttle;
-  /** Discovery settings from the configuration (resolvers, ports, limits, timeouts). */
+  /** The run's discovery settings (resolvers, ports, limits, timeouts), fixed when it was created. */
   settings: DiscoverySettings;
   emit(entity: FoundEntity): void;
   raise(issue: FoundIssue): void;
@@ -72,6 +33,8 @@ export interface DiscoverySettings {
   ports: number[];
   /** `small`, `large` or a path: the subdomain brute-force wordlist. */
   wordlist: string;
+  /** A wordlist file's lines as read when the run was created (the path may not exist on this worker). */
+  wordlistLines?: string[];
   timeoutMs: number;
   concurrency: number;
   perHostConcurrency: number;
@@ -79,11 +42,13 @@ export interface DiscoverySettings {
   /** The port scan's probes: `auto` (native when built, the default) or `js` (SIGHTLINE_PROBE_ENGINE). */
   probeEngine?: string;
   limits: DiscoveryLimits;
+  /** Which nuclei-format templates run (SIGHTLINE_TEMPLATES and friends); default: the built-in library. */
+  templates?: TemplateSettings;
 }
 
 /**
  * Caps that keep a hostile target (an endless body, a gzip bomb, a flood of records or names) from
- * holding a run's memory or time; each is a setting (src/config.ts, the README's configuration table).
+ * holding a run's memory or time; each is a setting (src/core/config-schema.ts, docs/configuration.md).
  */
 export type DiscoveryLimits = Pick<Config, (typeof LIMIT_KEYS)[number]>;
 
@@ -99,7 +64,7 @@ const LIMIT_KEYS = [
   "tlsMaxNames",
 ] as const;
 
-export function discoveryLimits(config: Config): DiscoveryLimits {
+export function discoveryLimits(config: DiscoveryLimits): DiscoveryLimits {
   return Object.fromEntries(LIMIT_KEYS.map((key) => [key, config[key]])) as DiscoveryLimits;
 }
 

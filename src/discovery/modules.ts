@@ -3,17 +3,21 @@
  * engine routes each entity to the modules that consume its kind.
  */
 
-import { dnsRecords } from "./dns.ts";
-import { zoneTransfer } from "./dns-axfr.ts";
-import { dnsBruteforce } from "./dns-brute.ts";
-import { reverseDns } from "./dns-reverse.ts";
 import type { CveLookup } from "./fingerprint/fingerprint.ts";
-import { createFingerprintModule } from "./fingerprint/module.ts";
-import { createHttpModule } from "./http.ts";
 import type { DiscoveryModule } from "./module.ts";
-import { netblocks } from "./netblocks.ts";
-import { portScan } from "./ports.ts";
-import { tlsCertificates } from "./tls.ts";
+import { dnsRecords } from "./modules/dns.ts";
+import { zoneTransfer } from "./modules/dns-axfr.ts";
+import { dnsBruteforce } from "./modules/dns-brute.ts";
+import { reverseDns } from "./modules/dns-reverse.ts";
+import { exposureChecks } from "./modules/exposures.ts";
+import { createFingerprintModule } from "./modules/fingerprint.ts";
+import { createHttpModule } from "./modules/http.ts";
+import { netblocks } from "./modules/netblocks.ts";
+import { portScan } from "./modules/ports.ts";
+import { createTakeoverModule } from "./modules/takeover.ts";
+import { createTemplatesModule } from "./modules/templates.ts";
+import { tlsCertificates } from "./modules/tls.ts";
+import { udpScan } from "./modules/udp.ts";
 
 /** The network discovery modules: names, addresses, ports, certificates, netblocks. */
 export const MODULES: readonly DiscoveryModule[] = [
@@ -22,15 +26,24 @@ export const MODULES: readonly DiscoveryModule[] = [
   zoneTransfer,
   reverseDns,
   portScan,
+  udpScan,
   tlsCertificates,
   netblocks,
+  exposureChecks,
 ];
 
-/** Every module of a run: network discovery, then web probing and fingerprints checked against `cves`. */
-export function discoveryModules(options: { cves?: CveLookup } = {}): DiscoveryModule[] {
+/**
+ * Every module of a run: network discovery, then web probing and fingerprints checked against `cves`,
+ * with the fingerprint rules installed at `fingerprintRules` beside the built-in ones.
+ */
+export function discoveryModules(
+  options: { cves?: CveLookup; fingerprintRules?: string } = {},
+): DiscoveryModule[] {
   return [
     ...MODULES,
-    createHttpModule({ cves: options.cves }),
+    createHttpModule({ cves: options.cves, rulesFile: options.fingerprintRules }),
     createFingerprintModule({ cves: options.cves }),
+    createTakeoverModule(),
+    createTemplatesModule(),
   ];
 }

@@ -26,16 +26,22 @@ const PORT_NAMES: Record<number, string> = {
   465: "smtps",
   587: "submission",
   636: "ldaps",
+  873: "rsync",
   993: "imaps",
   995: "pop3s",
   1433: "ms-sql-s",
-  1521: "oracle",
+  1521: "oracle-tns",
+  1883: "mqtt",
+  2181: "zookeeper",
+  2379: "etcd",
   2049: "nfs",
   2375: "docker",
   2376: "docker-tls",
   3000: "http",
   3128: "http-proxy",
   3306: "mysql",
+  4222: "nats",
+  5672: "amqp",
   3389: "ms-wbt-server",
   4443: "https",
   5000: "http",
@@ -44,6 +50,7 @@ const PORT_NAMES: Record<number, string> = {
   5601: "kibana",
   5900: "vnc",
   5984: "couchdb",
+  6000: "x11",
   6379: "redis",
   6443: "kubernetes",
   8000: "http",
@@ -51,10 +58,14 @@ const PORT_NAMES: Record<number, string> = {
   8080: "http",
   8081: "http",
   8443: "https",
+  8500: "consul",
+  8883: "mqtt",
   8880: "http",
   8888: "http",
   9000: "http",
   9090: "http",
+  9042: "cassandra",
+  9092: "kafka",
   9200: "elasticsearch",
   9443: "https",
   10250: "kubelet",
@@ -63,14 +74,15 @@ const PORT_NAMES: Record<number, string> = {
 };
 
 /**
- * Ports whose protocol has the client speak first, so there is no greeting to wait for: web and TLS
- * (the web and TLS modules speak to them), DNS over TCP, and datastores and remote desktops that wait
- * for the client's request (Redis, memcached, MongoDB, PostgreSQL, SQL Server, Oracle, RDP).
+ * Ports whose protocol has the client speak first, so there is no greeting to wait for: web and TLS,
+ * DNS over TCP, and datastores, brokers and remote desktops that wait for the client's request (Redis,
+ * memcached, MongoDB, PostgreSQL, SQL Server, Oracle, MQTT, Kafka, AMQP, ZooKeeper, Cassandra, LDAP,
+ * SMB, RDP, X11). Identification (service-id.ts) sends these their protocol's probe first.
  */
 export const SILENT_PORTS: ReadonlySet<number> = new Set([
-  53, 80, 81, 443, 465, 591, 593, 636, 993, 995, 1433, 1521, 2375, 2376, 3000, 3389, 4443, 5000, 5432, 5601,
-  5984, 6379, 6443, 8000, 8008, 8080, 8081, 8088, 8443, 8880, 8888, 9000, 9090, 9200, 9443, 10250, 11211,
-  27017,
+  53, 80, 81, 139, 389, 443, 445, 465, 591, 593, 636, 993, 995, 1433, 1521, 1883, 2181, 2375, 2376, 2379,
+  3000, 3128, 3389, 4443, 5000, 5060, 5432, 5601, 5672, 5984, 6000, 6379, 6443, 8000, 8008, 8080, 8081, 8088,
+  8443, 8500, 8880, 8883, 8888, 9000, 9042, 9090, 9092, 9100, 9200, 9443, 10250, 11211, 15672, 27017,
 ]);
 
 const BANNER_RULES: Array<[RegExp, string]> = [
@@ -90,7 +102,7 @@ export interface ServiceIdentity {
 }
 
 /** The MySQL/MariaDB protocol-10 greeting: 3-byte length, sequence 0, protocol 10, NUL-terminated version. */
-function mysqlVersion(bytes: Buffer): string | undefined {
+export function mysqlVersion(bytes: Buffer): string | undefined {
   if (bytes.length < 6 || bytes[3] !== 0 || bytes[4] !== 10) return undefined;
   const end = bytes.indexOf(0, 5);
   return end > 5 ? bytes.subarray(5, end).toString("latin1") : undefined;
@@ -130,3 +142,6 @@ const OS_HINTS: Array<[RegExp, string]> = [
 export function osFromBanner(banner: string): string | undefined {
   return OS_HINTS.find(([pattern]) => pattern.test(banner))?.[1];
 }
+
+/** The conventional name of a port's service, `unknown` for a port without one. */
+export const portServiceName = (port: number): string => PORT_NAMES[port] ?? "unknown";

@@ -41,10 +41,15 @@ const REGIONS = [
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 
 const cache = new Map<string, string[]>();
+/** Labels of the lines runs carry, per run's (cached) settings. */
+const carried = new WeakMap<string[], string[]>();
 
 function readList(path: string | URL): string[] {
-  return readFileSync(path, "utf8")
-    .split(/\r?\n/)
+  return labelsOf(readFileSync(path, "utf8").split(/\r?\n/));
+}
+
+function labelsOf(lines: string[]): string[] {
+  return lines
     .map((line) => line.replace(/#.*/, "").trim().toLowerCase())
     .filter((label) => label.split(".").every((part) => LABEL.test(part)));
 }
@@ -59,8 +64,19 @@ function permutations(words: string[]): string[] {
   return [...out];
 }
 
-/** The labels for `choice` (small, large or a path), each once, in a stable order. */
-export function loadWordlist(choice: string): string[] {
+/**
+ * The labels for `choice` (small, large or a path), each once, in a stable order. `lines` are a file's
+ * lines as the run carries them: used instead of reading the file, which this process may not have.
+ */
+export function loadWordlist(choice: string, lines?: string[]): string[] {
+  if (lines) {
+    let labels = carried.get(lines);
+    if (!labels) {
+      labels = [...new Set(labelsOf(lines))];
+      carried.set(lines, labels);
+    }
+    return labels;
+  }
   let words = cache.get(choice);
   if (!words) {
     const small = readList(SMALL);

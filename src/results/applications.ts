@@ -8,11 +8,8 @@
 import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import { strings, text } from "../core/details.ts";
+import { Fingerprint, fingerprintsOf } from "../core/facts.ts";
 import { formatDecimalExponent } from "../core/formats.ts";
-import type { Database } from "../store/schema.ts";
-import { entityFields } from "./common.ts";
-import { DecimalExponent, Timestamp } from "./formats.ts";
-import { NetworkIndex } from "./network.ts";
 import {
   collect,
   type EntityFilters,
@@ -21,8 +18,11 @@ import {
   type Page,
   ResultQueries,
   type ResultRun,
-} from "./query.ts";
-import { fingerprintsOf } from "./web-entities.ts";
+} from "../store/result-queries.ts";
+import type { Database } from "../store/schema.ts";
+import { entityFields } from "./common.ts";
+import { DecimalExponent, Timestamp } from "./formats.ts";
+import { NetworkIndex } from "./network.ts";
 
 export const ContentCheck = Type.Object(
   {
@@ -33,37 +33,6 @@ export const ContentCheck = Type.Object(
     issue: Type.Optional(Type.Boolean()),
   },
   { description: "A content check run on the page." },
-);
-
-export const FingerprintVuln = Type.Object({
-  cve: Type.String(),
-  cvss_v3_score: Type.Union([Type.Number(), Type.Null()]),
-  cvss_v2_score: Type.Union([Type.Number(), Type.Null()]),
-  cwe: Type.String(),
-  kev: Type.Boolean({ description: "Listed in CISA's Known Exploited Vulnerabilities catalog." }),
-});
-
-export const Fingerprint = Type.Object(
-  {
-    product: Type.String(),
-    issue: Type.Boolean({ description: "The product's version has CVEs (see vulns)." }),
-    inference: Type.Boolean({ description: "The version is precise enough to infer CVEs from." }),
-    vendor: Type.String({ description: "CPE vendor; empty without a CPE name." }),
-    vulns: Type.Array(FingerprintVuln, {
-      description: "CVEs of this version in the vulnerability database.",
-    }),
-    cpe: Type.String({ description: "CPE 2.3 name with the version when known; empty without a CPE name." }),
-    match_type: Type.String({
-      description:
-        "How it was seen: content_headers, content_cookies, content_body, content_meta, meta_generator, script_src, url, favicon, banner, implied.",
-    }),
-    type: Type.Literal("fingerprint"),
-    match_details: Type.String({
-      description: 'What was seen, e.g. `server header "Apache/2.4.49 (Unix)"`.',
-    }),
-    tags: Type.Array(Type.String(), { description: 'Categories, e.g. "Web servers".' }),
-  },
-  { description: "A product found on the application." },
 );
 
 export const ApplicationDetails = Type.Object({

@@ -1,5 +1,6 @@
 /** What every result view shares: the wire form of an entity's common fields. */
 
+import { type Static, Type } from "typebox";
 import { text } from "../core/details.ts";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { EntityRecord } from "../store/entities.ts";
@@ -21,12 +22,18 @@ export function entityFields(
 
 export { strings, text } from "../core/details.ts";
 
-export interface Geolocation {
-  continent: string;
-  country: string;
-  country_code: string;
-  continent_code: string;
-}
+export const Geolocation = Type.Object(
+  {
+    continent: Type.String(),
+    country: Type.String(),
+    country_code: Type.String(),
+    continent_code: Type.String(),
+  },
+  {
+    description: "Where the address is registered; all empty for loopback, private and other special ranges.",
+  },
+);
+export type Geolocation = Static<typeof Geolocation>;
 
 export function geolocation(value: unknown): Geolocation {
   const place = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;

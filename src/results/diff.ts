@@ -4,9 +4,9 @@
  * this one), each as the run that saw it saw it. Streamed: a first run's diff is everything it found.
  */
 import { type TObject, Type } from "typebox";
+import type { ResultQueries, ResultRun } from "../store/result-queries.ts";
 import { entityFields } from "./common.ts";
 import { issueItems } from "./issues.ts";
-import type { ResultQueries, ResultRun } from "./query.ts";
 import { chunked, ENVELOPE_START, jsonElements } from "./stream.ts";
 
 export const diffSchema = (entity: TObject, issue: TObject) =>

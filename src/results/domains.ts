@@ -5,9 +5,8 @@
  */
 
 import type { Kysely } from "kysely";
+import { DOMAIN_KINDS } from "../core/entities.ts";
 import { mergeDetails } from "../store/entities.ts";
-import type { Database } from "../store/schema.ts";
-import { entityFields, strings, text } from "./common.ts";
 import {
   collect,
   type EntityFilters,
@@ -15,11 +14,12 @@ import {
   type Page,
   ResultQueries,
   type ResultRun,
-} from "./query.ts";
+} from "../store/result-queries.ts";
+import type { Database } from "../store/schema.ts";
+import { entityFields, strings, text } from "./common.ts";
 
 export const RECORD_TYPES = ["a", "aaaa", "cname", "mx", "ns", "txt", "soa", "caa", "srv"] as const;
 /** Name kinds, most specific first. */
-export const DOMAIN_KINDS = ["Domain", "Nameserver", "DnsRecord"];
 
 /** Folds the entities of one name into one: the most specific kind, the details of all. */
 function fold(sightings: EntityRow[]): EntityRow & { nameServer: boolean } {

@@ -5,10 +5,9 @@
  */
 
 import type { Kysely } from "kysely";
+import { type Static, Type } from "typebox";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { Details } from "../store/entities.ts";
-import type { Database } from "../store/schema.ts";
-import { type Geolocation, geolocation, strings, text } from "./common.ts";
 import {
   type EntityFilters,
   type EntityRow,
@@ -17,19 +16,28 @@ import {
   ResultQueries,
   type ResultRun,
   release,
-} from "./query.ts";
+} from "../store/result-queries.ts";
+import type { Database } from "../store/schema.ts";
+import { Geolocation, geolocation, strings, text } from "./common.ts";
+import { DecimalExponent, Timestamp } from "./formats.ts";
 
-export interface Host {
-  resolutions: string[];
-  first_seen: string;
-  last_seen: string;
-  net_name: string;
-  geolocation: Geolocation;
-  ports: Array<{ number: string; protocol: string }>;
-  os: string;
-  scoped: boolean;
-  hidden: boolean;
-}
+export const Host = Type.Object({
+  resolutions: Type.Array(Type.String(), { description: "Names that resolve to the address." }),
+  first_seen: Timestamp,
+  last_seen: Timestamp,
+  net_name: Type.String({
+    description: 'Network owner, or "Loopback", "Private network", … for special ranges.',
+  }),
+  geolocation: Geolocation,
+  ports: Type.Array(
+    Type.Object({ number: DecimalExponent("Port number"), protocol: Type.String({ examples: ["tcp"] }) }),
+    { description: "Open ports, in port order; may be empty." },
+  ),
+  os: Type.String({ description: "Operating system a service banner names; empty when unknown." }),
+  scoped: Type.Boolean(),
+  hidden: Type.Boolean(),
+});
+export type Host = Static<typeof Host>;
 
 export const HOST_KINDS = ["IpAddress"];
 

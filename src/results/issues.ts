@@ -6,9 +6,16 @@
 import { type Static, Type } from "typebox";
 import { entityTypeName, formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { FindingRecord } from "../store/entities.ts";
+import {
+  type FindingGroup,
+  type FindingRow,
+  GROUP_ENTITIES,
+  inBatches,
+  type ResultQueries,
+  type ResultRun,
+} from "../store/result-queries.ts";
 import { DecimalExponent, EntityType, Timestamp } from "./formats.ts";
 import { NetworkIndex } from "./network.ts";
-import { type FindingRow, inBatches, type ResultQueries, type ResultRun } from "./query.ts";
 
 /** The proof of a web check: the request that showed it. */
 const IssueRequest = Type.Object({
@@ -36,6 +43,23 @@ const IssueDetails = Type.Object(
     status: Type.Optional(Type.String({ description: "HTTP status of that answer, as text." })),
     insecure_resource_url: Type.Optional(
       Type.String({ description: "The plain-HTTP address credentials are sent to." }),
+    ),
+    endpoint: Type.Optional(
+      Type.String({
+        description:
+          "The network service the issue's entity runs on, \"address:port\" (an application's, or the service itself); absent for names, certificates and addresses. Issues with the same `name` and `endpoint` are one finding seen through several names (one nginx behind many host names).",
+      }),
+    ),
+    entities: Type.Optional(
+      Type.Array(Type.Object({ entity_type: EntityType, entity_name: Type.String() }), {
+        description: `With group=finding: the entities the finding was seen on, in the list's order (the first ${GROUP_ENTITIES}; \`entity_count\` has them all).`,
+      }),
+    ),
+    entity_count: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "With group=finding: how many entities the finding was seen on.",
+      }),
     ),
     affected_software: Type.Optional(
       Type.Array(
@@ -82,7 +106,7 @@ export const IssueItem = Type.Object({
 /** A stored issue as the view reads it: the finding, and the organisation of the entity it is on. */
 export type IssueRecord = FindingRecord & { organization: string };
 
-export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
+export function issueItem(issue: IssueRecord, service: string | null = null): Static<typeof IssueItem> {
   const severity = formatDecimalExponent(issue.severity);
   return {
     id: String(issue.id),
@@ -107,6 +131,7 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
       description: issue.description,
       remediation: issue.remediation,
       references: issue.references,
+      ...(service ? { endpoint: service } : {}),
     },
   };
 }
@@ -114,21 +139,50 @@ export function issueItem(issue: IssueRecord): Static<typeof IssueItem> {
 /** An issue as of a run, in the spec's shape; its organisation is the owner of the block its entity is on. */
 export function issueOf(row: FindingRow, network: NetworkIndex): Static<typeof IssueItem> {
   const entity = { kind: row.entityKind, name: row.entityName, details: row.entityDetails };
-  return issueItem({ ...row, organization: network.of(entity).organization });
+  return issueItem({ ...row, organization: network.of(entity).organization }, row.endpoint);
 }
 
 /** Issue items of a stream of findings, a batch at a time with the network facts of the batch. */
-export async function* issueItems(
+export function issueItems(
   queries: ResultQueries,
   run: ResultRun,
   findings: AsyncIterable<FindingRow>,
 ): AsyncGenerator<Static<typeof IssueItem>> {
-  for await (const batch of inBatches(findings)) {
+  return itemsWithNetwork(queries, run, findings, issueOf);
+}
+
+/**
+ * Issue items of finding groups (`?group=finding`): the spec's Issue of the group's first finding, with
+ * the group's first and last sighting and scope, and in `details` the entities it covers.
+ */
+export function issueGroupItems(
+  queries: ResultQueries,
+  run: ResultRun,
+  groups: AsyncIterable<FindingGroup>,
+): AsyncGenerator<Static<typeof IssueItem>> {
+  return itemsWithNetwork(queries, run, groups, (group, network) => {
+    const item = issueOf(group, network);
+    item.details.entities = group.entities.map((entity) => ({
+      entity_type: entityTypeName(entity.kind),
+      entity_name: entity.name,
+    }));
+    item.details.entity_count = group.entityCount;
+    return item;
+  });
+}
+
+async function* itemsWithNetwork<Row extends FindingRow>(
+  queries: ResultQueries,
+  run: ResultRun,
+  rows: AsyncIterable<Row>,
+  item: (row: Row, network: NetworkIndex) => Static<typeof IssueItem>,
+): AsyncGenerator<Static<typeof IssueItem>> {
+  for await (const batch of inBatches(rows)) {
     const network = await NetworkIndex.of(
       queries,
       run,
       batch.map((row) => ({ kind: row.entityKind, name: row.entityName, details: row.entityDetails })),
     );
-    for (const row of batch) yield issueOf(row, network);
+    for (const row of batch) yield item(row, network);
   }
 }

@@ -1,9 +1,9 @@
 /** The netblocks result: each block with its network owner, geolocation and the hosts found in it. */
 
 import type { Kysely } from "kysely";
+import { collect, type EntityRow, ResultQueries } from "../store/result-queries.ts";
 import type { Database } from "../store/schema.ts";
 import { compareAddresses, entityFields, geolocation, strings, text } from "./common.ts";
-import { collect, type EntityRow, ResultQueries } from "./query.ts";
 
 export const NETBLOCK_KINDS = ["NetBlock"];
 

@@ -4,9 +4,9 @@
  * of the block holding it — all read from the IpAddress and NetBlock entities of the same run.
  */
 import { strings, text } from "../core/details.ts";
-import { parseServiceName } from "../discovery/ports.ts";
+import { serviceEndpoint } from "../core/service-names.ts";
+import { collect, type EntityRow, type ResultQueries, type ResultRun } from "../store/result-queries.ts";
 import { geolocation } from "./common.ts";
-import { collect, type EntityRow, type ResultQueries, type ResultRun } from "./query.ts";
 
 export interface NetworkFacts {
   ip_address: string;
@@ -25,7 +25,7 @@ export function addressOf(entity: { kind: string; name: string; details: Record<
     case "IpAddress":
       return entity.name;
     case "NetworkService":
-      return text(entity.details.ip_address) || parseServiceName(entity.name)?.address || "";
+      return serviceEndpoint(entity)?.address ?? "";
     case "Uri":
       return text(entity.details.ip_address);
     case "Domain":

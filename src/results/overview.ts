@@ -4,15 +4,15 @@
  * Every figure is a count query on the indexed tables, so the overview costs the same whatever the size.
  */
 import { type Static, Type } from "typebox";
-import { describeRun, Run } from "../api/runs.ts";
-import { formatDecimalExponent } from "../core/formats.ts";
-import type { RunRow } from "../runs/repository.ts";
+import { DOMAIN_KINDS } from "../core/entities.ts";
+import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import { collect, type ResultQueries, type ResultRun } from "../store/result-queries.ts";
+import type { RunRow } from "../store/runs.ts";
 import { APPLICATIONS } from "./applications.ts";
-import { DOMAIN_KINDS } from "./domains.ts";
 import { HOST_KINDS } from "./hosts.ts";
 import { NETBLOCK_KINDS } from "./netblocks.ts";
 import { ProductItem } from "./products.ts";
-import { collect, type ResultQueries, type ResultRun } from "./query.ts";
+import { describeRun, Run } from "./runs.ts";
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -48,6 +48,14 @@ export const Overview = Type.Object({
     { description: "Every severity from 1 to 5, with how many issues have it." },
   ),
   top_products: Type.Array(ProductItem, { description: "The ten most common products." }),
+  top_ports: Type.Array(
+    Type.Object({
+      port: Type.String({ description: 'Decimal-exponent number, e.g. "0.443e3".' }),
+      protocol: Type.String({ description: "tcp or udp." }),
+      count: count("Services with this port open."),
+    }),
+    { description: "The ten most common open ports." },
+  ),
   new_since_previous_run: Type.Object(
     {
       previous_run_id: Type.Union([Type.Integer(), Type.Null()], {
@@ -58,14 +66,54 @@ export const Overview = Type.Object({
     },
     { description: "What appeared since the previous finished run." },
   ),
+  disappeared_since_previous_run: Type.Object(
+    {
+      entities: count("Entities the previous finished run saw and this one did not."),
+      issues: count("Issues the previous finished run had and this one does not."),
+    },
+    { description: "What the previous finished run saw that is gone now." },
+  ),
+  change_note: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "A sentence when the run lost most of what the previous one saw (a scope, resolver or network change is the usual cause); null otherwise.",
+  }),
 });
+
+/** A run that no longer sees more than this share of what the previous one saw says so. */
+const COLLAPSE_SHARE = 0.5;
+/** ...when the previous run saw at least this many entities (small collections come and go). */
+const COLLAPSE_MINIMUM = 10;
+
+/**
+ * What changed between the previous finished run and `run`: new and disappeared entities and issues,
+ * and a sentence when most of what the previous run saw is gone. Count queries only.
+ */
+export async function changeSincePrevious(queries: ResultQueries, run: ResultRun | undefined) {
+  const previous = run && (await queries.previousRun(run.collectionId, run.runId));
+  const newer = {
+    entities: await queries.countEntities(run, { notSeenIn: previous?.runId }),
+    issues: await queries.countFindings(run, { notSeenIn: previous?.runId }),
+  };
+  if (!run || !previous)
+    return { previous, new: newer, disappeared: { entities: 0, issues: 0 }, note: null as string | null };
+  const disappeared = {
+    entities: await queries.countEntities(previous, { notSeenIn: run.runId }),
+    issues: await queries.countFindings(previous, { notSeenIn: run.runId }),
+  };
+  const before = await queries.countEntities(previous, {});
+  const note =
+    before >= COLLAPSE_MINIMUM && disappeared.entities > before * COLLAPSE_SHARE
+      ? `Run ${run.runId} did not see ${disappeared.entities} of the ${before} entities run ${previous.runId} saw (${Math.round((100 * disappeared.entities) / before)}%). If nothing was taken down, check the run's notes and settings (GET …/runs/${run.runId}): a changed scan allow list, resolver or port list is the usual cause.`
+      : null;
+  return { previous, new: newer, disappeared, note };
+}
 
 export async function overview(
   queries: ResultQueries,
   input: { seedCount: number; lastRun: RunRow | undefined; run: ResultRun | undefined },
 ): Promise<Static<typeof Overview>> {
   const { run } = input;
-  const previous = run && (await queries.previousRun(run.collectionId, run.runId));
+  const change = await changeSincePrevious(queries, run);
   const entities = (kinds: string[]) => queries.countEntities(run, { kinds });
   const severities = await queries.severityCounts(run);
   const last = input.lastRun;
@@ -93,10 +141,50 @@ export async function overview(
       product,
       count: String(count),
     })),
-    new_since_previous_run: {
-      previous_run_id: previous?.runId ?? null,
-      entities: await queries.countEntities(run, { notSeenIn: previous?.runId }),
-      issues: await queries.countFindings(run, { notSeenIn: previous?.runId }),
-    },
+    top_ports: (await queries.topPorts(run, 10)).map(({ port, protocol, count }) => ({
+      port: formatDecimalExponent(port),
+      protocol,
+      count,
+    })),
+    new_since_previous_run: { previous_run_id: change.previous?.runId ?? null, ...change.new },
+    disappeared_since_previous_run: change.disappeared,
+    change_note: change.note,
   };
+}
+
+export const OverviewHistory = Type.Array(
+  Type.Object({
+    run_id: Type.Integer(),
+    finished_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
+    hosts: count("IP addresses the run saw."),
+    services: count("Open ports."),
+    applications: count("Web applications."),
+    issues: count("Issues."),
+    critical: count("Issues of severity 1 (critical)."),
+  }),
+  { description: "The newest finished runs, oldest first, with the headline counts of each." },
+);
+
+/**
+ * The headline counts of each of the newest `limit` finished runs, oldest first: a handful of indexed
+ * count queries per run, never a result list.
+ */
+export async function overviewHistory(
+  queries: ResultQueries,
+  runs: Array<{ id: number; collectionId: number; finishedAt: string }>,
+): Promise<Static<typeof OverviewHistory>> {
+  const points: Static<typeof OverviewHistory> = [];
+  for (const row of [...runs].sort((a, b) => a.id - b.id)) {
+    const run: ResultRun = { collectionId: row.collectionId, runId: row.id, finishedAt: row.finishedAt };
+    points.push({
+      run_id: row.id,
+      finished_at: formatTimestamp(row.finishedAt),
+      hosts: await queries.countEntities(run, { kinds: HOST_KINDS }),
+      services: await queries.countEntities(run, { kinds: ["NetworkService"] }),
+      applications: await queries.countEntities(run, APPLICATIONS),
+      issues: await queries.countFindings(run, {}),
+      critical: await queries.countFindings(run, { severities: [1] }),
+    });
+  }
+  return points;
 }

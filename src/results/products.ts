@@ -3,7 +3,7 @@
  * services it was seen. `count` is an integer written as a string, as the spec shows it.
  */
 import { Type } from "typebox";
-import { carriesProducts, productsOf, type ResultEntity } from "./web-entities.ts";
+import { carriesProducts, productsOf, type ResultEntity } from "../core/facts.ts";
 
 export const ProductItem = Type.Object({
   product: Type.String({

@@ -8,10 +8,12 @@
  * Fastify uses for whole responses — so a streamed body has exactly the schema's fields: extra fields
  * are dropped, a missing required one is an error rather than a silent gap.
  */
+
 import { Readable } from "node:stream";
 import { constants, createBrotliCompress, createGzip } from "node:zlib";
 import fastJson from "fast-json-stringify";
 import { type TObject, type TSchema, Type } from "typebox";
+import { readableNumbers } from "../core/formats.ts";
 
 export const FORMATS = ["json", "csv", "ndjson"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -58,15 +60,26 @@ const rowsOf = (body: ResultBody): AsyncIterable<Record<string, unknown>> =>
         for await (const [key, value] of body.items) yield { [body.key]: key, ...(value as object) };
       })();
 
-/** A CSV field: nested values as JSON text, quoted when it holds a comma, quote or line break (RFC 4180). */
+/** A cell a spreadsheet would run as a formula (OWASP "CSV injection"): it starts with = + - @ tab or CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain number (a negative one starts with "-"), which is no formula and stays a number. */
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?(e-?\d+)?$/;
+
+/**
+ * A CSV field: nested values as JSON text, quoted when it holds a comma, quote or line break (RFC 4180).
+ * Text from scanned sites (a page title "=HYPERLINK(…)") must open as text in a spreadsheet: a cell that
+ * would start a formula gets OWASP's prefix, a single quote, and is quoted.
+ */
 export function csvField(value: unknown): string {
-  const text =
+  let text =
     value === null || value === undefined
       ? ""
       : typeof value === "object"
         ? JSON.stringify(value)
         : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) return `"'${text.replaceAll('"', '""')}"`;
+  if (/[",\r\n]/.test(text)) text = `"${text.replaceAll('"', '""')}"`;
+  return text;
 }
 
 export const csvLine = (values: unknown[]) => `${values.map(csvField).join(",")}\r\n`;
@@ -110,7 +123,9 @@ async function* pieces(body: ResultBody, format: Format): AsyncGenerator<string>
   }
   const columns = Object.keys(schema.properties);
   yield csvLine(columns);
-  for await (const row of rowsOf(body)) yield csvLine(columns.map((column) => row[column]));
+  // CSV is read by people and spreadsheets: plain numbers where JSON has decimal-exponent strings.
+  for await (const row of rowsOf(body))
+    yield csvLine(columns.map((column) => readableNumbers(row[column], column)));
 }
 
 /** The body's text in chunks of about CHUNK_CHARS. */

@@ -3,8 +3,8 @@
  * the CISA KEV entry as its known exploitation, and the applications and services it affects.
  */
 import { type Static, Type } from "typebox";
-import type { MatchedCve } from "../vulns/repository.ts";
-import { carriesProducts, fingerprintsOf, type ResultEntity } from "./web-entities.ts";
+import { carriesProducts, fingerprintsOf, type ResultEntity } from "../core/facts.ts";
+import type { MatchedCve } from "../store/vulns.ts";
 
 export const Exploit = Type.Object({
   source: Type.Literal("CISA KEV"),

@@ -5,10 +5,21 @@
  * puts them back and they run again. The job id is the unit of work, so re-enqueueing is harmless.
  */
 import { once } from "node:events";
-import { Queue, WaitingError, Worker } from "bullmq";
+import { DelayedError, Queue, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import type { HealthCheck } from "../api/health.ts";
-import { HandBack, type JobHandler, jobId, type QueueDepth, type RunJob, type RunQueue } from "./queue.ts";
+import type { HealthCheck } from "../core/health.ts";
+import {
+  Deferred,
+  deferDelay,
+  HandBack,
+  type JobHandler,
+  jobId,
+  type QueueDepth,
+  type RunJob,
+  type RunQueue,
+  untilDone,
+  WORKER_SEEN_SECONDS,
+} from "./queue.ts";
 
 export const QUEUE_NAME = "runs";
 
@@ -40,6 +51,10 @@ export class BullRunQueue implements RunQueue {
   private readonly probe: Redis;
   private worker: Worker | undefined;
   private closing: Promise<void> | undefined;
+  /** Tries in a row deferred by an outage, by job id (in this process; the delay only). */
+  private readonly deferrals = new Map<string, number>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beat: (() => Promise<void>) | undefined;
 
   constructor(options: BullQueueOptions) {
     this.options = options;
@@ -78,8 +93,15 @@ export class BullRunQueue implements RunQueue {
     };
   }
 
-  async enqueue(jobs: RunJob[]): Promise<void> {
+  async enqueue(jobs: RunJob[], options: { revive?: boolean } = {}): Promise<void> {
     if (jobs.length === 0) return;
+    if (options.revive) {
+      // Kept failed jobs would swallow the new ones of the same id: retry those instead.
+      for (const job of jobs) {
+        const held = await this.producer.getJob(jobId(job));
+        if (held && (await held.getState()) === "failed") await held.retry("failed");
+      }
+    }
     await this.producer.addBulk(
       jobs.map((job) => ({ name: job.kind, data: job, opts: { jobId: jobId(job), priority: job.priority } })),
     );
@@ -89,9 +111,22 @@ export class BullRunQueue implements RunQueue {
     const worker = new Worker<RunJob>(
       QUEUE_NAME,
       async (job, token) => {
+        const id = jobId(job.data);
         try {
           await handler.run(job.data);
+          this.deferrals.delete(id);
         } catch (error) {
+          if (error instanceof Deferred) {
+            // The database is down: try again later without counting an attempt (BullMQ counts none for
+            // a job moved to delayed). Should Redis be down too, the move fails and the job's lock runs
+            // out: it comes back as stalled, which is what happens to a worker that died.
+            const tries = (this.deferrals.get(id) ?? 0) + 1;
+            this.deferrals.set(id, tries);
+            if (this.deferrals.size > 10_000) this.deferrals.clear();
+            if (tries === 1) this.options.onError(`job ${id} waits: ${error.message}`);
+            await job.moveToDelayed(Date.now() + deferDelay(tries), token);
+            throw new DelayedError();
+          }
           if (!(error instanceof HandBack)) throw error;
           // Back to waiting without counting an attempt; another worker (or this one, restarted) takes it.
           await job.moveToWait(token);
@@ -113,9 +148,47 @@ export class BullRunQueue implements RunQueue {
     worker.on("error", (error) => this.options.onError(`worker: ${error.message}`));
     worker.on("failed", (job, error) => {
       // Only a job that will not be retried (finishedOn set) ends badly; the run learns of it.
-      if (job?.finishedOn) void handler.failed(job.data, error);
+      // Recording it needs the database, which may be down right now: keep trying until it answers.
+      if (job?.finishedOn)
+        void untilDone(() => handler.failed(job.data, error), {
+          stopped: () => this.closing !== undefined,
+          onError: (failure, tries) => {
+            if (tries === 1)
+              this.options.onError(`recording that job ${job.id} failed waits: ${failure.message}`);
+          },
+        });
     });
     this.worker = worker;
+    // Present while it lives: servers tell a run waiting for workers from one waiting for its turn.
+    const key = this.presenceKey(this.options.workerName);
+    const beat = async () => {
+      if (this.probe.status !== "ready")
+        await once(this.probe, "ready", { signal: AbortSignal.timeout(5000) });
+      await this.probe.set(key, Date.now().toString(), "EX", WORKER_SEEN_SECONDS);
+    };
+    this.beat = () => beat().catch(() => {});
+    void this.beat();
+    this.heartbeat = setInterval(() => void this.beat?.(), (WORKER_SEEN_SECONDS * 1000) / 3);
+    this.heartbeat.unref();
+  }
+
+  private presenceKey(worker: string): string {
+    return `${this.options.prefix}:sightline-workers:${worker}`;
+  }
+
+  /** Workers whose presence key has not expired; bounded by the number of workers, not by jobs. */
+  async workersSeen(): Promise<number> {
+    let count = 0;
+    let cursor = "0";
+    do {
+      const [next, keys] = await withTimeout(
+        this.probe.scan(cursor, "MATCH", this.presenceKey("*"), "COUNT", 1000),
+        1000,
+      );
+      count += keys.length;
+      cursor = next;
+    } while (cursor !== "0");
+    return count;
   }
 
   /** Jobs of every run in Redis, whichever process holds them. */
@@ -135,6 +208,9 @@ export class BullRunQueue implements RunQueue {
   runEnded(): void {}
 
   stop(): void {
+    clearInterval(this.heartbeat);
+    if (this.heartbeat) void this.probe.del(this.presenceKey(this.options.workerName)).catch(() => {});
+    this.heartbeat = undefined;
     this.closing ??= this.worker?.close();
   }
 
@@ -148,6 +224,7 @@ export class BullRunQueue implements RunQueue {
   async ready(): Promise<void> {
     await this.producer.waitUntilReady();
     await this.worker?.waitUntilReady();
+    await this.beat?.();
   }
 }
 

@@ -7,15 +7,20 @@
  * no task is left lets exactly one process call `finish`. Every transition is a compare-and-set in the
  * store, so any number of processes may run coordinators over the same runs.
  */
-import type { Counter, MetricsRegistry } from "../api/metrics.ts";
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { nowIso } from "../core/formats.ts";
+import type { Counter, Metrics } from "../core/metrics.ts";
+import type { RunInfo, RunWork } from "../core/run-work.ts";
+import type { RunRow, RunsRepository } from "../store/runs.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
-import { HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
-import type { RunRow, RunsRepository } from "./repository.ts";
-import type { RunInfo, RunWork } from "./work.ts";
+import { Deferred, deferDelay, HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
 
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
+
+/** How long a process that claimed a run's finish waits for the database before deferring it. */
+const FINISH_PATIENCE_MS = 10 * 60_000;
 
 /** How often runs with tasks in flight here are checked for cancel, failure and the time limit. */
 const WATCH_MS = 1000;
@@ -48,7 +53,7 @@ export interface CoordinatorOptions {
   log?: RunLog;
   hooks?: RunHook[];
   /** Where task counters go (GET /metrics); none in a process without it. */
-  metrics?: MetricsRegistry;
+  metrics?: Metrics;
 }
 
 /** Counters of the tasks this process ran, by discovery module (the task's kind). */
@@ -60,20 +65,23 @@ interface TaskCounters {
 
 const NO_COUNTER: Counter = { inc() {} };
 
-function taskCounters(metrics: MetricsRegistry | undefined): TaskCounters {
+function taskCounters(metrics: Metrics | undefined): TaskCounters {
   if (!metrics) return { started: NO_COUNTER, finished: NO_COUNTER, failed: NO_COUNTER };
   return {
     started: metrics.counter(
       "sightline_discovery_tasks_started_total",
       "Discovery tasks this process began, by module.",
+      ["module"],
     ),
     finished: metrics.counter(
       "sightline_discovery_tasks_finished_total",
       "Discovery tasks this process completed, by module.",
+      ["module"],
     ),
     failed: metrics.counter(
       "sightline_discovery_tasks_failed_total",
       "Attempts of discovery tasks that failed in this process (retried, or failing their run), by module.",
+      ["module"],
     ),
   };
 }
@@ -94,6 +102,14 @@ export class RunCoordinator implements JobHandler {
   private readonly infos = new Map<number, RunInfo>();
   private readonly hooks: RunHook[];
   private readonly counters: TaskCounters;
+  /** Tasks whose last attempt here was cut short by an outage: their next start does not count. */
+  private readonly outageCut = new Set<number>();
+  private stopping = false;
+  /** Runs whose finish this process claimed and could not complete for an outage: retried by their next job. */
+  private readonly finishCut = new Set<number>();
+  /** Ended runs whose task rows this process is clearing, one at a time, in the background (`clearEnded`). */
+  private readonly clearing = new Set<number>();
+  private cleared: Promise<void> = Promise.resolve();
 
   constructor(options: CoordinatorOptions) {
     this.repository = options.repository;
@@ -141,6 +157,7 @@ export class RunCoordinator implements JobHandler {
   async cancel(runId: number, reason: string): Promise<CancelOutcome> {
     if (await this.repository.end(runId, "cancelled", reason)) {
       this.ended(runId, new RunEnded(runId, reason));
+      this.clearEnded(runId);
       return "cancelled";
     }
     const run = await this.repository.get(runId);
@@ -149,11 +166,46 @@ export class RunCoordinator implements JobHandler {
 
   /** Fails the run (if still active) and stops its work here; other processes notice within a second. */
   async fail(runId: number, reason: string, options: { finishing?: boolean } = {}): Promise<void> {
-    if (await this.repository.end(runId, "failed", reason, options)) {
+    const failed = await this.repository.end(runId, "failed", reason, options);
+    if (failed) {
       this.log.warn(`run ${runId} failed: ${reason}`);
       this.notify(runId, "failed");
     }
     this.ended(runId, new RunEnded(runId, reason));
+    if (failed) this.clearEnded(runId);
+  }
+
+  /**
+   * Once a run has ended here: its task bookkeeping goes, in the background (a /16's takes a while, in
+   * batches that serve the event loop), one run at a time. What is kept is which worker did how many
+   * tasks (`RunsRepository.workersOf`). A run whose clearing is cut short is finished by `clearAllEnded`.
+   */
+  clearEnded(runId: number): void {
+    if (this.stopping || this.clearing.has(runId)) return;
+    this.clearing.add(runId);
+    this.cleared = this.cleared.then(async () => {
+      try {
+        await this.repository.clearEnded(runId, { stopping: () => this.stopping });
+      } catch (error) {
+        this.log.warn(
+          `clearing the tasks of run ${runId} failed (the scheduler tries again): ${messageOf(error)}`,
+        );
+      } finally {
+        this.clearing.delete(runId);
+      }
+    });
+  }
+
+  /** Settles when the clearing of every run handed to `clearEnded` so far is over (for tests and benchmarks). */
+  whenCleared(): Promise<void> {
+    return this.cleared;
+  }
+
+  /** Clears the ended runs that still hold task rows (cut short, written to late, or from before); answers how many. */
+  async clearAllEnded(): Promise<number> {
+    const runIds = await this.repository.endedWithTasks();
+    for (const runId of runIds) this.clearEnded(runId);
+    return runIds.length;
   }
 
   /** Fails every run past its time limit (and any that died while saving its results). */
@@ -176,16 +228,26 @@ export class RunCoordinator implements JobHandler {
       else if (run.status === "started") {
         // Only an embedded restart may take over a finish that died half-way: no other process runs it.
         if (options.includeRunning && run.finishing_at) await this.repository.unclaimFinish(run.id);
-        await this.continueRun(run, options);
+        await this.continueRun(run, { ...options, revive: true });
       }
     }
   }
 
   // --- execution --------------------------------------------------------------------------------------
 
+  /**
+   * Does a job. Any failure while the database does not answer is an outage, not the job's fault: it is
+   * deferred (tried again later, as often as it takes, without using up an attempt).
+   */
   async run(job: RunJob): Promise<void> {
-    if (job.kind === "start") await this.startRun(job.runId);
-    else await this.runTask(job.runId, job.taskId);
+    try {
+      if (job.kind === "start") await this.startRun(job.runId);
+      else await this.runTask(job.runId, job.taskId);
+    } catch (error) {
+      if (error instanceof HandBack || error instanceof Deferred) throw error;
+      if (!(await this.repository.reachable())) throw new Deferred(error);
+      throw error;
+    }
   }
 
   async failed(job: RunJob, error: Error): Promise<void> {
@@ -195,11 +257,14 @@ export class RunCoordinator implements JobHandler {
 
   /** Stops taking jobs, lets tasks in flight finish for up to `graceMs`, then hands the rest back. */
   async shutdown(graceMs: number): Promise<void> {
+    this.stopping = true;
     this.queue.stop();
     await this.inFlight.drained(graceMs);
     this.inFlight.abortAll(new ShuttingDown());
     await this.queue.close();
     this.inFlight.close();
+    // Clearing stops between two batches; the next process's scheduler finishes it.
+    await this.cleared;
   }
 
   private async startRun(runId: number): Promise<void> {
@@ -221,17 +286,25 @@ export class RunCoordinator implements JobHandler {
   }
 
   /** Queues the run's unfinished tasks (the queue drops ids it already holds), or finishes it when none is left. */
-  private async continueRun(run: RunRow, options: { includeRunning?: boolean } = {}): Promise<void> {
+  private async continueRun(
+    run: RunRow,
+    options: { includeRunning?: boolean; revive?: boolean } = {},
+  ): Promise<void> {
     const ids = await this.repository.unfinishedTaskIds(run.id, options);
     if (ids.length === 0) await this.tryFinish(run.id);
     else
       await this.queue.enqueue(
         ids.map((taskId) => ({ kind: "task", runId: run.id, taskId, priority: run.priority })),
+        { revive: options.revive },
       );
   }
 
   private async runTask(runId: number, taskId: number): Promise<void> {
     const run = await this.repository.get(runId);
+    if (run?.status === "started" && run.finishing_at && this.finishCut.has(runId)) {
+      await this.completeFinish(runId);
+      return;
+    }
     if (run?.status !== "started" || run.finishing_at) {
       if (run?.status !== "started") this.ended(runId);
       return;
@@ -240,7 +313,9 @@ export class RunCoordinator implements JobHandler {
       await this.expire(run);
       return;
     }
-    const task = await this.repository.beginTask(taskId, this.worker);
+    const task = await this.repository.beginTask(taskId, this.worker, {
+      uncounted: this.outageCut.delete(taskId),
+    });
     if (!task) {
       // A repeated job of a done task: its worker may have died before queueing the follow-ups.
       await this.continueRun(run);
@@ -260,26 +335,44 @@ export class RunCoordinator implements JobHandler {
     const lease = this.inFlight.begin(runId);
     let followUps: Awaited<ReturnType<RunWork["execute"]>>;
     try {
-      followUps = await this.work.execute(task, info, lease.signal);
+      try {
+        followUps = await this.work.execute(task, info, lease.signal);
+      } catch (error) {
+        await this.taskFailed(run, task, error, lease.signal);
+        return;
+      } finally {
+        lease.end();
+      }
+      if (lease.signal.reason instanceof RunEnded) {
+        await this.repository.releaseTask(task.id);
+        return;
+      }
     } catch (error) {
-      await this.taskFailed(run, task, error, lease.signal);
-      return;
-    } finally {
-      lease.end();
+      if (!(error instanceof HandBack) && !(await this.repository.reachable())) {
+        // The attempt met an outage (the work's own writes, or recording its failure): not its fault.
+        this.remember(this.outageCut, task.id);
+        throw new Deferred(error);
+      }
+      throw error;
     }
-    if (lease.signal.reason instanceof RunEnded) {
-      await this.repository.releaseTask(task.id);
-      return;
+    // Done, even if a shutdown began meanwhile: keep the work. Should the database be down, the job is
+    // deferred and the task done again, not counted.
+    let outcome: { added: number[]; completed: boolean };
+    try {
+      outcome = await this.repository.completeTask(runId, task.id, followUps, this.worker);
+    } catch (error) {
+      if (!(await this.repository.reachable())) this.remember(this.outageCut, task.id);
+      throw error;
     }
-    // Done, even if a shutdown began meanwhile: keep the work.
-    const added = await this.repository.completeTask(runId, task.id, followUps, this.worker);
-    if (added === undefined) return;
-    this.counters.finished.inc(module);
+    const { added, completed } = outcome;
+    // Follow-ups this call added are queued here even when another worker completed the task meanwhile:
+    // that worker found them in the run already and queues none of them.
+    if (completed) this.counters.finished.inc(module);
     if (added.length > 0)
       await this.queue.enqueue(
         added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
       );
-    else await this.tryFinish(runId);
+    else if (completed) await this.tryFinish(runId);
   }
 
   private async taskFailed(
@@ -310,18 +403,55 @@ export class RunCoordinator implements JobHandler {
   /** The one process whose claim wins calls `finish`; only then does the run become finished. */
   private async tryFinish(runId: number): Promise<void> {
     if (!(await this.repository.claimFinish(runId))) return;
+    await this.completeFinish(runId);
+  }
+
+  /**
+   * The finish itself, once claimed. An outage meanwhile: this process keeps the claim and its job and
+   * waits for the database (up to FINISH_PATIENCE_MS), since no other process may take over a claimed
+   * finish; past that, or when shutting down, the job is deferred and this process's next try of it
+   * finishes the run.
+   */
+  private async completeFinish(runId: number): Promise<void> {
+    const since = Date.now();
+    for (let tries = 1; ; tries++) {
+      try {
+        await this.finishOnce(runId);
+        this.finishCut.delete(runId);
+        return;
+      } catch (error) {
+        if (await this.repository.reachable()) throw error;
+        if (this.stopping || Date.now() - since > FINISH_PATIENCE_MS) {
+          this.remember(this.finishCut, runId);
+          throw new Deferred(error);
+        }
+        if (tries === 1) this.log.warn(`run ${runId} waits for the database to save its results`);
+        await sleep(deferDelay(tries));
+      }
+    }
+  }
+
+  private async finishOnce(runId: number): Promise<void> {
     const info = await this.info(runId);
     try {
       if (info) await this.work.finish(info);
     } catch (error) {
+      if (!(await this.repository.reachable())) throw error;
       await this.fail(runId, `Saving the run's results failed: ${messageOf(error)}`, { finishing: true });
       return;
     }
-    if (await this.repository.markFinished(runId)) {
+    const finished = await this.repository.markFinished(runId);
+    if (finished) {
       this.log.info(`run ${runId} finished`);
       this.notify(runId, "finished");
     }
     this.ended(runId);
+    if (finished) this.clearEnded(runId);
+  }
+
+  private remember(set: Set<number>, id: number): void {
+    if (set.size >= 10_000) set.clear();
+    set.add(id);
   }
 
   private async expire(run: RunRow): Promise<void> {

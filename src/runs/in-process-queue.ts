@@ -4,6 +4,8 @@
  * survives the process; on start the coordinator rebuilds it from the store.
  */
 import {
+  Deferred,
+  deferDelay,
   HandBack,
   type JobHandler,
   jobId,
@@ -11,6 +13,7 @@ import {
   type RunJob,
   type RunQueue,
   retryDelay,
+  untilDone,
 } from "./queue.ts";
 
 interface Entry {
@@ -19,6 +22,8 @@ interface Entry {
   seq: number;
   /** Failed attempts so far. */
   failures: number;
+  /** Tries deferred by an outage in a row (they do not count as attempts). */
+  deferrals: number;
 }
 
 const before = (a: Entry, b: Entry) =>
@@ -86,6 +91,8 @@ export interface InProcessQueueOptions {
   runConcurrency: number;
   attempts: number;
   backoffMs: number;
+  /** Where a job that could not be run or failed reports (never thrown: nothing may kill the process). */
+  onError?(message: string): void;
 }
 
 export class InProcessQueue implements RunQueue {
@@ -117,7 +124,7 @@ export class InProcessQueue implements RunQueue {
       const id = jobId(job);
       if (this.known.has(id)) continue;
       this.known.add(id);
-      this.push({ job, id, seq: this.seq++, failures: 0 });
+      this.push({ job, id, seq: this.seq++, failures: 0, deferrals: 0 });
     }
     this.pump();
   }
@@ -174,11 +181,13 @@ export class InProcessQueue implements RunQueue {
       const entry = this.pick();
       if (!entry) return;
       this.running++;
-      const done: Promise<void> = this.execute(this.handler, entry).finally(() => {
-        this.running--;
-        this.inHand.delete(done);
-        this.pump();
-      });
+      const done: Promise<void> = this.execute(this.handler, entry)
+        .catch((error) => this.report(`job ${entry.id}: ${(error as Error).message}`))
+        .finally(() => {
+          this.running--;
+          this.inHand.delete(done);
+          this.pump();
+        });
       this.inHand.add(done);
     }
   }
@@ -193,21 +202,39 @@ export class InProcessQueue implements RunQueue {
         this.known.delete(entry.id);
         return;
       }
+      if (error instanceof Deferred) {
+        entry.deferrals++;
+        if (entry.deferrals === 1) this.report(`job ${entry.id} waits: ${error.message}`);
+        this.later(entry, deferDelay(entry.deferrals));
+        return;
+      }
+      entry.deferrals = 0;
       entry.failures++;
       if (entry.failures < this.options.attempts) {
-        const timer = setTimeout(
-          () => {
-            this.timers.delete(timer);
-            this.push(entry);
-            this.pump();
-          },
-          retryDelay(this.options.backoffMs, entry.failures),
-        );
-        this.timers.add(timer);
+        this.later(entry, retryDelay(this.options.backoffMs, entry.failures));
         return;
       }
       this.known.delete(entry.id);
-      await handler.failed(entry.job, error as Error);
+      // Recording the failure needs the database: keep trying (in the background) until it answers.
+      void untilDone(() => handler.failed(entry.job, error as Error), {
+        stopped: () => this.stopped,
+        onError: (failure, tries) => {
+          if (tries === 1) this.report(`recording that job ${entry.id} failed waits: ${failure.message}`);
+        },
+      });
     }
+  }
+
+  private later(entry: Entry, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.push(entry);
+      this.pump();
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private report(message: string): void {
+    this.options.onError?.(message);
   }
 }

@@ -3,7 +3,7 @@
  * in-process (the embedded default) and BullMQ on Redis (distributed workers). A job only names a run
  * and a task; the store holds the truth, so a job delivered twice or late does no harm.
  */
-import type { HealthCheck } from "../api/health.ts";
+import type { HealthCheck } from "../core/health.ts";
 
 export type RunJob =
   /** Plan the run: queued → started with its first tasks. */
@@ -25,9 +25,55 @@ export class HandBack extends Error {
 }
 
 /**
+ * Thrown by a handler when a dependency (the database) is unreachable: the job is tried again after a
+ * backoff, as often as it takes, and the attempt does not count — an outage is nobody's fault and must
+ * not use up a task's attempts or fail its run.
+ */
+export class Deferred extends Error {
+  readonly cause: unknown;
+  constructor(cause: unknown) {
+    super(
+      `deferred until the database answers again: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
+    this.name = "Deferred";
+    this.cause = cause;
+  }
+}
+
+/** Longest wait between two tries of a job deferred by an outage. */
+export const MAX_DEFER_MS = 15_000;
+
+/** Wait before try n (1-based) of a deferred job: doubling from 250 ms, at most MAX_DEFER_MS. */
+export function deferDelay(tries: number): number {
+  return Math.min(MAX_DEFER_MS, 250 * 2 ** Math.min(tries - 1, 16));
+}
+
+/**
+ * Calls `attempt` until it resolves, waiting `deferDelay` between tries and reporting each failure; gives
+ * up silently once `stopped()` (a process shutting down leaves the store to say what is left). Never
+ * rejects: it is what a queue uses to tell the coordinator a job failed for good, which must not be lost
+ * to a database that is down at that moment, nor take the process down.
+ */
+export async function untilDone(
+  attempt: () => Promise<void>,
+  options: { stopped(): boolean; onError(error: Error, tries: number): void },
+): Promise<void> {
+  for (let tries = 1; !options.stopped(); tries++) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      options.onError(error instanceof Error ? error : new Error(String(error)), tries);
+      await new Promise((resolve) => setTimeout(resolve, deferDelay(tries)).unref());
+    }
+  }
+}
+
+/**
  * The coordinator's side. `run` resolving means the job is done; throwing HandBack gives it back; any
  * other error is a failed attempt, retried with backoff up to the configured attempts, after which the
- * queue calls `failed` once.
+ * queue calls `failed` once (through `untilDone`: it may reject while the database is down); throwing
+ * Deferred retries the job after `deferDelay` without counting an attempt.
  */
 export interface JobHandler {
   run(job: RunJob): Promise<void>;
@@ -49,13 +95,22 @@ export interface RunQueue {
   readonly healthChecks: Record<string, HealthCheck>;
   /** Resolves once connected (at once for the in-process queue). */
   ready(): Promise<void>;
-  enqueue(jobs: RunJob[]): Promise<void>;
+  /**
+   * Adds jobs; an id the queue holds already is not added twice. `revive`: a job of that id that failed
+   * for good is tried again (a run resumed because its failure could not be recorded).
+   */
+  enqueue(jobs: RunJob[], options?: { revive?: boolean }): Promise<void>;
   /** Starts taking jobs. A distributed server only enqueues and never calls this. */
   consume(handler: JobHandler): void;
   /** A run ended: free its run slot and drop its waiting jobs where the queue can. */
   runEnded(runId: number): void;
   /** Jobs by state, for /metrics: waiting (ready to run), running (in hand), delayed (backing off). */
   depth(): Promise<QueueDepth>;
+  /**
+   * Worker processes seen taking jobs in the last WORKER_SEEN_SECONDS (a distributed queue's workers say
+   * so in Redis); undefined where this process executes the runs itself.
+   */
+  workersSeen?(): Promise<number>;
   /** Stops taking new jobs; jobs in hand keep running. */
   stop(): void;
   /** Waits for the jobs in hand to settle and releases connections. */
@@ -66,3 +121,6 @@ export interface RunQueue {
 export function retryDelay(baseMs: number, retry: number): number {
   return baseMs * 2 ** (retry - 1);
 }
+
+/** How long a worker counts as present after it last said so. */
+export const WORKER_SEEN_SECONDS = 30;

@@ -5,17 +5,16 @@
  * - a worker executes jobs from BullMQ and never schedules.
  */
 import { hostname } from "node:os";
-import type { Services } from "../api/context.ts";
-import type { HealthCheck } from "../api/health.ts";
-import type { MetricsRegistry } from "../api/metrics.ts";
-import { RUN_STATUSES } from "../store/schema.ts";
+import type { HealthCheck } from "../core/health.ts";
+import type { Metrics } from "../core/metrics.ts";
+import type { RunWork } from "../core/run-work.ts";
+import { RUN_STATUSES } from "../core/runs.ts";
+import type { Services } from "../store/services.ts";
 import { BullRunQueue } from "./bullmq-queue.ts";
-import { type CollectionChangeRelay, relayCollectionChanges } from "./collection-change-relay.ts";
 import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
 import { Scheduler } from "./scheduler.ts";
-import type { RunWork } from "./work.ts";
 
 /** First retry of a failed task after this long, doubling each time. */
 const RETRY_BACKOFF_MS = 500;
@@ -37,7 +36,7 @@ export function createRunSystem(
     role: "server" | "worker";
     work: RunWork;
     /** Registers runs by state, queue depth, task and discovery-error counters here (GET /metrics). */
-    metrics?: MetricsRegistry;
+    metrics?: Metrics;
     /** Told when a run ends here (webhooks). */
     hooks?: RunHook[];
   },
@@ -60,6 +59,7 @@ export function createRunSystem(
         runConcurrency: config.runConcurrency,
         attempts: config.taskAttempts,
         backoffMs: RETRY_BACKOFF_MS,
+        onError: (message) => coordinator.log.warn(message),
       });
   const coordinator = new RunCoordinator({
     repository: services.runs,
@@ -72,7 +72,6 @@ export function createRunSystem(
     metrics: options.metrics,
   });
   if (options.metrics) instrument(options.metrics, services, queue, options.work);
-  let relay: CollectionChangeRelay | undefined;
   const executes = options.role === "worker" || !queue.durable;
   const scheduler =
     options.role === "server"
@@ -91,13 +90,6 @@ export function createRunSystem(
     healthChecks: queue.healthChecks,
     async start(log) {
       coordinator.log = log;
-      // Processes sharing a queue tell each other of finished runs and changed collections.
-      if (config.redisUrl)
-        relay = relayCollectionChanges({
-          redisUrl: config.redisUrl,
-          prefix: config.redisPrefix,
-          warn: log.warn,
-        });
       if (executes && !queue.durable) {
         // Nothing of the in-process queue survived the last process: rebuild it from the store.
         await coordinator.expireOverdue();
@@ -109,17 +101,22 @@ export function createRunSystem(
     async close() {
       await scheduler?.stop();
       await coordinator.shutdown(config.shutdownGraceSeconds * 1000);
-      await relay?.close();
+      await options.work.close?.();
     },
   };
 }
 
 /** The run machinery's figures: runs by state (from the store), the queue's jobs, and the work's own. */
-function instrument(metrics: MetricsRegistry, services: Services, queue: RunQueue, work: RunWork): void {
-  metrics.gauge("sightline_runs", "Runs by state, across every collection.", async () => {
-    const counts = await services.runs.countByStatus();
-    return RUN_STATUSES.map((state) => ({ labels: { state }, value: counts[state] }));
-  });
+function instrument(metrics: Metrics, services: Services, queue: RunQueue, work: RunWork): void {
+  metrics.gauge(
+    "sightline_runs",
+    "Runs by state, across every collection.",
+    async () => {
+      const counts = await services.runs.countByStatus();
+      return RUN_STATUSES.map((state) => ({ labels: { state }, value: counts[state] }));
+    },
+    ["state"],
+  );
   metrics.gauge(
     "sightline_queue_jobs",
     "Jobs of the run queue by state (waiting, running, delayed for a retry); BullMQ counts every worker's.",
@@ -130,6 +127,14 @@ function instrument(metrics: MetricsRegistry, services: Services, queue: RunQueu
         value: depth[state],
       }));
     },
+    ["queue", "state"],
   );
+  const { workersSeen } = queue;
+  if (workersSeen)
+    metrics.gauge(
+      "sightline_workers",
+      "sightline worker processes seen taking run tasks in the last 30 seconds (distributed mode).",
+      async () => [{ labels: {}, value: await workersSeen.call(queue) }],
+    );
   work.instrument?.(metrics);
 }

@@ -1,14 +1,16 @@
 /**
  * The scheduler, one in every server process. Each tick it fires the automatic runs that are due (see
- * scan-rate.ts), fails runs past their time limit whose worker is gone, and, with a durable queue,
- * re-queues work that went quiet (a job lost between the store and Redis).
+ * scan-rate.ts), fails runs past their time limit whose worker is gone, clears what ended runs left
+ * (staging written late, task rows whose clearing was cut short), and, with a durable queue, re-queues
+ * work that went quiet (a job lost between the store and Redis).
  *
  * Exactly once: a due collection is fired by a compare-and-set on its `last_fired_at` inside the same
  * transaction that creates the run, so of several processes seeing it due, one creates the run and the
  * others change nothing.
  */
+
+import type { RunsRepository } from "../store/runs.ts";
 import { type RunCoordinator, SCHEDULED_PRIORITY } from "./coordinator.ts";
-import type { RunsRepository } from "./repository.ts";
 import { scanInterval } from "./scan-rate.ts";
 
 export interface SchedulerOptions {
@@ -63,6 +65,8 @@ export class Scheduler {
     const { repository, coordinator, requeueIdleAfterSeconds } = this.options;
     const fired = await this.fireDue();
     const expired = await coordinator.expireOverdue();
+    await repository.discardEndedStaging();
+    await coordinator.clearAllEnded();
     if (requeueIdleAfterSeconds !== undefined) {
       const before = new Date(Date.now() - requeueIdleAfterSeconds * 1000).toISOString();
       await coordinator.resume(await repository.idle(before));

@@ -2,7 +2,16 @@
 import type { Kysely } from "kysely";
 import { setBounded } from "../core/bounded-map.ts";
 import { nowIso } from "../core/formats.ts";
-import { DECOY_HASH, generateAccessKey, generateSecretKey, hashSecret, verifySecret } from "./keys.ts";
+import {
+  DECOY_HASH,
+  generateAccessKey,
+  generateSecretKey,
+  hashChosenSecret,
+  hashSecret,
+  isFastHash,
+  verifyFastSecret,
+  verifySecret,
+} from "./keys.ts";
 import type { AccountStatus, Database } from "./schema.ts";
 
 export interface Principal {
@@ -21,22 +30,15 @@ export interface IssuedKey {
   secretKey: string;
 }
 
-/**
- * How long one process reuses what it read of a key (its hash, user, account status and teams) before
- * reading it again. Changes made through this repository (revoking a key, membership, account status)
- * take effect at once in its process; made by another process (the `sightline` CLI, another server),
- * within this bound.
- */
-export const PRINCIPAL_REUSE_MS = 2000;
-/** Keys remembered at most (the oldest are forgotten first). */
-const PRINCIPALS_KEPT = 10_000;
-
 export class AccountsRepository {
   readonly db: Kysely<Database>;
   readonly #verifySecret: typeof verifySecret;
-  readonly #principals = new Map<string, { secretHash: string; principal: Principal; until: number }>();
-  /** Moves on every change to what a principal holds; a read that spans a change is not kept. */
-  #generation = 0;
+  /**
+   * Slow (scrypt) hashes this process has seen a secret match, with a fast hash of that secret, in memory
+   * only: scrypt costs tens of milliseconds, and a key used for every request must not pay it each time.
+   * Keyed by the stored hash, so a changed secret is verified afresh.
+   */
+  readonly #slowVerified = new Map<string, string>();
   /** `verifySecret` is replaceable so tests can see that every failed pair costs exactly one verification. */
   constructor(db: Kysely<Database>, options: { verifySecret?: typeof verifySecret } = {}) {
     this.db = db;
@@ -75,7 +77,6 @@ export class AccountsRepository {
 
   async setAccountStatus(id: number, status: AccountStatus) {
     await this.db.updateTable("accounts").set({ status }).where("id", "=", id).execute();
-    this.#forgetPrincipals();
   }
 
   async createTeam(accountId: number, name: string) {
@@ -138,7 +139,6 @@ export class AccountsRepository {
       .values({ team_id: teamId, user_id: userId })
       .onConflict((oc) => oc.doNothing())
       .execute();
-    this.#forgetPrincipals();
   }
 
   async removeMember(teamId: number, userId: number) {
@@ -147,7 +147,6 @@ export class AccountsRepository {
       .where("team_id", "=", teamId)
       .where("user_id", "=", userId)
       .execute();
-    this.#forgetPrincipals();
   }
 
   /** The teams a user is a member of, by id. */
@@ -170,16 +169,20 @@ export class AccountsRepository {
     return rows.map((row) => row.team_id);
   }
 
-  /** Issues a key pair; the secret is returned this once and only its hash is stored. */
+  /**
+   * Issues a key pair; the secret is returned this once and only its hash is stored: the fast hash for a
+   * generated 256-bit secret, scrypt for one a person chose (`given`).
+   */
   async issueKey(userId: number, given?: { accessKey: string; secretKey: string }): Promise<IssuedKey> {
     const accessKey = given?.accessKey ?? generateAccessKey();
     const secretKey = given?.secretKey ?? generateSecretKey();
+    const secretHash = given ? await hashChosenSecret(secretKey) : hashSecret(secretKey);
     const row = await this.db
       .insertInto("api_keys")
       .values({
         user_id: userId,
         access_key: accessKey,
-        secret_hash: hashSecret(secretKey),
+        secret_hash: secretHash,
         created_at: nowIso(),
       })
       .returning("id")
@@ -225,38 +228,41 @@ export class AccountsRepository {
       .where((eb) => (/^\d+$/.test(ref) ? eb("id", "=", Number(ref)) : eb("access_key", "=", ref)))
       .where("revoked_at", "is", null)
       .executeTakeFirst();
-    this.#forgetPrincipals();
     return Number(result.numUpdatedRows) > 0;
   }
 
   /**
-   * After a change is written: what was read before it is dropped, and a read still in flight across it
-   * is not kept (clearing before the write let a read of the old row land in the map after the clear).
+   * A key given at start (SIGHTLINE_BOOTSTRAP_*) whose secret was stored with the fast hash before
+   * scrypt: stored again with scrypt, once its secret is shown to match. Answers whether it changed.
    */
-  #forgetPrincipals(): void {
-    this.#generation++;
-    this.#principals.clear();
+  async upgradeChosenSecret(accessKey: string, secretKey: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("api_keys")
+      .select(["id", "secret_hash"])
+      .where("access_key", "=", accessKey)
+      .executeTakeFirst();
+    if (!row || !isFastHash(row.secret_hash) || !verifyFastSecret(secretKey, row.secret_hash)) return false;
+    await this.db
+      .updateTable("api_keys")
+      .set({ secret_hash: await hashChosenSecret(secretKey) })
+      .where("id", "=", row.id)
+      .where("secret_hash", "=", row.secret_hash)
+      .execute();
+    return true;
   }
 
-  /**
-   * The user behind a key pair read within the last PRINCIPAL_REUSE_MS, without a query; undefined when
-   * the key is not remembered (ask `authenticate`) or the secret does not match it.
-   */
-  rememberedPrincipal(accessKey: string, secretKey: string): Principal | undefined {
-    const kept = this.#remembered(accessKey);
-    return kept && this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
-  }
-
-  #remembered(accessKey: string) {
-    const kept = this.#principals.get(accessKey);
-    return kept && kept.until > Date.now() ? kept : undefined;
+  /** One verification of a secret against a stored hash; a slow hash seen to match before is checked fast. */
+  async #matches(secretKey: string, stored: string): Promise<boolean> {
+    if (isFastHash(stored)) return this.#verifySecret(secretKey, stored);
+    const fast = this.#slowVerified.get(stored);
+    if (fast && verifyFastSecret(secretKey, fast)) return true;
+    const matches = await this.#verifySecret(secretKey, stored);
+    if (matches) setBounded(this.#slowVerified, stored, hashSecret(secretKey), 1000);
+    return matches;
   }
 
   /** The user behind a key pair, or undefined for an unknown, wrong or revoked pair. */
   async authenticate(accessKey: string, secretKey: string): Promise<Principal | undefined> {
-    const kept = this.#remembered(accessKey);
-    if (kept) return this.#verifySecret(secretKey, kept.secretHash) ? kept.principal : undefined;
-    const generation = this.#generation;
     const row = await this.db
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
@@ -275,7 +281,7 @@ export class AccountsRepository {
       .executeTakeFirst();
     // One verification whatever is wrong (unknown access key, wrong secret, revoked key): the answer takes
     // the same time, so timing does not tell an attacker which access keys exist.
-    const matches = this.#verifySecret(secretKey, row?.secret_hash ?? DECOY_HASH);
+    const matches = await this.#matches(secretKey, row?.secret_hash ?? DECOY_HASH);
     if (!row || !matches || row.revoked_at !== null) return undefined;
     const teamIds = await this.teamIdsOf(row.user_id);
     const principal: Principal = {
@@ -291,13 +297,6 @@ export class AccountsRepository {
           : (teamIds[0] ?? null),
       teamIds,
     };
-    if (generation !== this.#generation) return principal;
-    setBounded(
-      this.#principals,
-      accessKey,
-      { secretHash: row.secret_hash, principal, until: Date.now() + PRINCIPAL_REUSE_MS },
-      PRINCIPALS_KEPT,
-    );
     return principal;
   }
 }

@@ -3,7 +3,7 @@
  * install is usable at once. Keys come from the configuration when given, else they are generated and
  * handed back to be printed this one time.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import type { AccountsRepository, IssuedKey } from "./accounts.ts";
 
 export interface Bootstrapped {

@@ -11,10 +11,19 @@ import {
   sql,
   type Transaction,
 } from "kysely";
+import { carriesProducts, productFacts, vulnerabilityFacts } from "../core/facts.ts";
 import { nowIso } from "../core/formats.ts";
-import { carriesProducts, productFacts, vulnerabilityFacts } from "../results/web-entities.ts";
-import { changingCollections } from "./collection-changes.ts";
-import type { Database, EntitiesTable, FindingsTable } from "./schema.ts";
+import { pace, yieldToLoop } from "../core/pace.ts";
+import { endpointName } from "../core/service-names.ts";
+import { reclaimFreeSpace } from "./free-space.ts";
+import type {
+  Database,
+  EntitiesTable,
+  FindingsTable,
+  FindingTextColumns,
+  StagedEntitiesTable,
+  StagedFindingsTable,
+} from "./schema.ts";
 
 export type Details = Record<string, unknown>;
 
@@ -75,6 +84,15 @@ export interface StagedWork {
   entities: StagedEntity[];
   findings: Finding[];
   notes: string[];
+  /** What wrote the notes (a discovery module's name, `plan`); default `other`. */
+  noteKind?: string;
+}
+
+/** A run's notes of one kind: how many, and the first few. */
+export interface NoteKindSummary {
+  kind: string;
+  count: number;
+  examples: string[];
 }
 
 export interface EntityRecord extends EntityKey {
@@ -101,8 +119,11 @@ export interface FindingRecord extends Finding {
 /** New versions after which PostgreSQL's statistics are refreshed. */
 const ANALYZE_AFTER = 1000;
 
-/** Rows per INSERT: well under both dialects' bound-parameter limits. */
-const CHUNK = 200;
+/**
+ * Rows per INSERT: well under both dialects' bound-parameter limits, and short enough that a synchronous
+ * SQLite statement holds the event loop a few milliseconds.
+ */
+const CHUNK = 100;
 
 async function insertChunks<
   T extends
@@ -119,6 +140,7 @@ async function insertChunks<
       .insertInto(table)
       .values(rows.slice(i, i + CHUNK) as never)
       .execute();
+    await pace();
   }
 }
 
@@ -153,6 +175,65 @@ export function mergeDetails(earlier: Details, later: Details): Details {
   return merged;
 }
 
+/**
+ * The merge of many sightings of one entity, the same as folding `mergeDetails` over them in order but
+ * linear in their size: a list is kept as a set of its items' JSON texts while sightings add to it and
+ * sorted once at the end, not re-stringified and re-sorted at every sighting (a /16's block lists 65,536
+ * addresses, one per sighting).
+ */
+export class DetailsMerger {
+  #root: MergeNode | undefined;
+
+  add(details: Details): void {
+    this.#root = absorb(this.#root, details);
+  }
+
+  result(): Details {
+    return this.#root ? (settle(this.#root) as Details) : {};
+  }
+}
+
+type MergeNode =
+  | { type: "list"; first: unknown[]; firstTexts?: string[]; union?: Map<string, unknown> }
+  | { type: "object"; keys: Map<string, MergeNode> }
+  | { type: "value"; value: unknown };
+
+function absorb(node: MergeNode | undefined, value: unknown): MergeNode | undefined {
+  if (value === undefined) return node;
+  if (node?.type === "list" && Array.isArray(value)) {
+    const texts = value.map((item) => JSON.stringify(item));
+    if (!node.union) {
+      node.firstTexts ??= node.first.map((item) => JSON.stringify(item));
+      const first = node.firstTexts;
+      if (first.length === texts.length && first.every((text, index) => text === texts[index])) return node;
+      node.union = new Map(first.map((text, index) => [text, node.first[index]]));
+    }
+    for (let index = 0; index < texts.length; index++) node.union.set(texts[index], value[index]);
+    return node;
+  }
+  if (node?.type === "object" && isPlainObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      const next = absorb(node.keys.get(key), item);
+      if (next) node.keys.set(key, next);
+    }
+    return node;
+  }
+  if (Array.isArray(value)) return { type: "list", first: value };
+  if (isPlainObject(value)) return absorb({ type: "object", keys: new Map() }, value);
+  return { type: "value", value };
+}
+
+function settle(node: MergeNode): unknown {
+  if (node.type === "value") return node.value;
+  if (node.type === "object") {
+    // fromEntries defines own properties, as the spread in mergeDetails does ("__proto__" included).
+    return Object.fromEntries([...node.keys].map(([key, child]) => [key, settle(child)]));
+  }
+  if (!node.union) return node.first;
+  const union = node.union;
+  return [...union.keys()].sort().map((text) => union.get(text));
+}
+
 function isPlainObject(value: unknown): value is Details {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -169,11 +250,17 @@ interface MergedEntity extends StagedEntity {
 /** Union-find over entity keys, for alias groups. */
 class Groups {
   readonly #parent = new Map<string, string>();
+  has(key: string): boolean {
+    return this.#parent.has(key);
+  }
   find(key: string): string {
     let root = key;
     while (this.#parent.has(root) && this.#parent.get(root) !== root) root = this.#parent.get(root)!;
     this.#parent.set(key, root);
     return root;
+  }
+  keys(): string[] {
+    return [...this.#parent.keys()];
   }
   join(a: string, b: string): void {
     const [ra, rb] = [this.find(a), this.find(b)];
@@ -267,11 +354,13 @@ function addressOf(entity: MergedEntity): { address: string | null; port: number
 /**
  * The versions one run writes to one table: continuations (same content, seen by the previous run too)
  * only move last_run_id and last_seen; everything else closes the old version and inserts a new one.
+ * Written a batch at a time (`flush`), so what is held is one batch, not the run.
  */
 class Versions<T extends "entities" | "findings"> {
-  readonly #continued = new Map<string, number[]>();
-  readonly #closed: number[] = [];
-  readonly #inserts: Array<Insertable<Database[T]>> = [];
+  #continued = new Map<string, number[]>();
+  #closed: number[] = [];
+  #inserts: Array<Insertable<Database[T]>> = [];
+  #written = 0;
   readonly #trx: Transaction<Database>;
   readonly #table: T;
   readonly #runId: number;
@@ -295,7 +384,9 @@ class Versions<T extends "entities" | "findings"> {
     >,
   ): boolean {
     if (old && old.last_run_id === this.#previousRunId && old.content_hash === hash) {
-      this.#continued.set(lastSeen, [...(this.#continued.get(lastSeen) ?? []), old.id]);
+      const ids = this.#continued.get(lastSeen);
+      if (ids) ids.push(old.id);
+      else this.#continued.set(lastSeen, [old.id]);
       return false;
     }
     if (old) this.#closed.push(old.id);
@@ -312,45 +403,60 @@ class Versions<T extends "entities" | "findings"> {
 
   /** New versions written. */
   get written(): number {
-    return this.#inserts.length;
+    return this.#written;
   }
 
-  async write(): Promise<void> {
+  /**
+   * Writes what was seen since the last flush; answers the new rows' ids with their kind and name (for
+   * entities). A new entity (or issue) gets its first version's id as its stable id.
+   */
+  async flush(): Promise<Array<{ id: number; kind?: string; name?: string }>> {
     // Sightings of one task share their last_seen: one update per task's batch, not per entity.
     for (const [lastSeen, ids] of this.#continued)
       for (let i = 0; i < ids.length; i += CHUNK)
         await this.#update({ last_run_id: this.#runId, last_seen: lastSeen }, ids.slice(i, i + CHUNK));
     for (let i = 0; i < this.#closed.length; i += CHUNK)
       await this.#update({ latest: 0 }, this.#closed.slice(i, i + CHUNK));
-    await insertChunks(this.#trx, this.#table, this.#inserts);
+    const stable = this.#table === "entities" ? "entity_id" : "issue_id";
+    const inserted: Array<{ id: number; kind?: string; name?: string }> = [];
+    // Ids are taken before the insert so that a new entity (or issue) gets its first version's id as its
+    // stable id in the same row: no second write of every new row.
+    const ids = await allocateIds(this.#trx, this.#table, this.#inserts.length);
+    const rows = this.#inserts.map((insert, index) => {
+      const row = insert as unknown as { id: number; kind?: string; name?: string } & Record<string, unknown>;
+      row.id = ids[index];
+      row[stable] ??= row.id;
+      inserted.push({ id: row.id, kind: row.kind, name: row.name });
+      return insert;
+    });
+    await insertChunks(this.#trx, this.#table, rows);
+    this.#written += this.#inserts.length;
+    this.#continued = new Map();
+    this.#closed = [];
+    this.#inserts = [];
+    return inserted;
   }
 
   async #update(values: { last_run_id?: number; last_seen?: string; latest?: number }, ids: number[]) {
     // Both tables have these columns; Kysely cannot see that through the generic table name.
     const table = this.#table as "entities";
     await this.#trx.updateTable(table).set(values).where("id", "in", ids).execute();
+    await pace();
   }
 }
 
-/** The products and CVEs of the new versions of services and applications, for the indexed results. */
+/** The products and CVEs of new versions of services and applications, for the indexed results. */
 async function writeFacts(
   trx: Transaction<Database>,
   collectionId: number,
-  runId: number,
+  inserted: Array<{ id: number; kind?: string; name?: string }>,
   entities: Map<string, MergedEntity>,
 ): Promise<void> {
   if (entities.size === 0) return;
-  const rows = await trx
-    .selectFrom("entities")
-    .select(["id", "kind", "name"])
-    .where("collection_id", "=", collectionId)
-    .where("version_run_id", "=", runId)
-    .where("kind", "in", ["Uri", "NetworkService"])
-    .execute();
   const products: Array<Insertable<Database["entity_products"]>> = [];
   const vulns: Array<Insertable<Database["entity_vulns"]>> = [];
-  for (const row of rows) {
-    const entity = entities.get(keyOf(row.kind, row.name));
+  for (const row of inserted) {
+    const entity = entities.get(keyOf(row.kind ?? "", row.name ?? ""));
     if (!entity) continue;
     for (const { product, version, label } of productFacts(entity))
       products.push({ collection_id: collectionId, entity_row_id: row.id, product, version, label });
@@ -361,6 +467,34 @@ async function writeFacts(
   await insertChunks(trx, "entity_vulns", vulns);
 }
 
+/**
+ * `count` new ids for a table, in a transaction that writes it: PostgreSQL's sequence, or on SQLite (one
+ * writer at a time) the ids after the largest one used, which AUTOINCREMENT then records.
+ */
+async function allocateIds(trx: Transaction<Database>, table: "entities" | "findings", count: number) {
+  if (count === 0) return [];
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+    const result = await sql<{ id: string | number }>`
+      select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${count})`.execute(
+      trx,
+    );
+    return result.rows.map((row) => Number(row.id));
+  }
+  const result = await sql<{ top: number | null }>`
+    select max(coalesce((select seq from sqlite_sequence where name = ${table}), 0), coalesce((select max(id) from ${sql.table(table)}), 0)) as top`.execute(
+    trx,
+  );
+  const top = Number(result.rows[0]?.top ?? 0);
+  return Array.from({ length: count }, (_, index) => top + index + 1);
+}
+
+/** Staged rows read per page, and entities merged and written per batch. */
+const PAGE = 250;
+
+/** The first string after every string that starts with `prefix` (its last character plus one). */
+const prefixEnd = (prefix: string) =>
+  prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+
 export class EntitiesRepository {
   readonly db: Kysely<Database>;
   constructor(db: Kysely<Database>) {
@@ -369,26 +503,30 @@ export class EntitiesRepository {
 
   /** Appends what a task found to the run's staging rows (append-only: concurrent tasks never conflict). */
   async stage(runId: number, collectionId: number, work: StagedWork): Promise<void> {
+    if (work.entities.length + work.findings.length + work.notes.length === 0) return;
     const seenAt = nowIso();
+    const entities = work.entities.map((entity) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      kind: entity.kind,
+      name: entity.name,
+      details: JSON.stringify(entity.details),
+      scoped: entity.scoped ? 1 : 0,
+      hidden: entity.hidden ? 1 : 0,
+      depth: entity.depth,
+      aliases: JSON.stringify(entity.aliases),
+      ancestors: JSON.stringify(entity.ancestors),
+      task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
+      seen_at: seenAt,
+    }));
+    // Most tasks stage a few entities and nothing else: one statement, atomic by itself, with no
+    // transaction around it (on PostgreSQL two round trips fewer per task).
+    if (entities.length <= CHUNK && work.findings.length === 0 && work.notes.length === 0) {
+      await this.db.insertInto("staged_entities").values(entities).execute();
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
-      await insertChunks(
-        trx,
-        "staged_entities",
-        work.entities.map((entity) => ({
-          run_id: runId,
-          collection_id: collectionId,
-          kind: entity.kind,
-          name: entity.name,
-          details: JSON.stringify(entity.details),
-          scoped: entity.scoped ? 1 : 0,
-          hidden: entity.hidden ? 1 : 0,
-          depth: entity.depth,
-          aliases: JSON.stringify(entity.aliases),
-          ancestors: JSON.stringify(entity.ancestors),
-          task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
-          seen_at: seenAt,
-        })),
-      );
+      await insertChunks(trx, "staged_entities", entities);
       await insertChunks(
         trx,
         "staged_findings",
@@ -406,6 +544,7 @@ export class EntitiesRepository {
             work.notes.map((message) => ({
               run_id: runId,
               collection_id: collectionId,
+              kind: work.noteKind ?? "other",
               message,
               created_at: seenAt,
             })),
@@ -423,16 +562,23 @@ export class EntitiesRepository {
    * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
   async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
-    // The latest finished run changes with the merge: readers that keep it a moment read it again.
-    const summary = await changingCollections(() => this.#merge(runId, collectionId));
+    const summary = await this.#merge(runId, collectionId);
     // PostgreSQL plans from statistics that autovacuum refreshes only after a while; a merge that wrote
     // many versions would otherwise be read with plans made for the empty tables (nested loops over
     // whole collections). SQLite keeps no statistics unless asked and plans these reads well without.
     if (summary.written > ANALYZE_AFTER && this.db.getExecutor().adapter instanceof PostgresAdapter)
       await sql`analyze entities, findings, entity_products, entity_vulns`.execute(this.db);
+    // The staging rows the merge deleted leave free pages (SQLite) or dead rows (PostgreSQL): give them back.
+    await reclaimFreeSpace(this.db, ["staged_entities", "staged_findings"]);
     return { entities: summary.entities, findings: summary.findings };
   }
 
+  /**
+   * The merge streams: the run's staged rows are read in (kind, name) order a page at a time, each
+   * entity's sightings merged as they come (lists as sets), and written a batch at a time with the
+   * event loop served between batches. What is held for the whole run is the alias graph of the
+   * entities that name each other (names and their addresses), not the entities.
+   */
   async #merge(runId: number, collectionId: number) {
     return this.db.transaction().execute(async (trx) => {
       const previous = await trx
@@ -441,86 +587,75 @@ export class EntitiesRepository {
         .where("collection_id", "=", collectionId)
         .executeTakeFirst();
       const previousRunId = previous?.run_id;
-      const merged = await mergeStagedEntities(trx, runId);
-      const existing = new Map<string, LatestVersion>();
-      for (const row of await trx
-        .selectFrom("entities")
-        .select(["id", "kind", "name", "alias_group", "entity_id", "first_seen", "first_run_id"])
-        .select(["last_run_id", "content_hash"])
-        .where("collection_id", "=", collectionId)
-        .where("latest", "=", 1)
-        .execute()) {
-        existing.set(keyOf(row.kind, row.name), row);
-      }
       const top = await trx
         .selectFrom("entities")
         .select((eb) => eb.fn.max("alias_group").as("top"))
         .where("collection_id", "=", collectionId)
         .executeTakeFirst();
       let nextGroup = Number(top?.top ?? 0) + 1;
-
-      const groups = new Groups();
-      for (const [key, entity] of merged) {
-        groups.find(key);
-        for (const alias of entity.aliases) {
-          const other = keyOf(alias.kind, alias.name);
-          if (merged.has(other)) groups.join(key, other);
-        }
-      }
-      // A component keeps the smallest group any member already had, so groups are stable across runs.
-      const componentGroup = new Map<string, number>();
-      for (const key of merged.keys()) {
-        const old = existing.get(key)?.alias_group;
-        const root = groups.find(key);
-        if (old !== undefined) componentGroup.set(root, Math.min(componentGroup.get(root) ?? old, old));
-      }
-      for (const key of merged.keys()) {
-        const root = groups.find(key);
-        if (!componentGroup.has(root)) componentGroup.set(root, nextGroup++);
-      }
+      // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet.
+      if (trx.getExecutor().adapter instanceof PostgresAdapter)
+        await sql`analyze staged_entities`.execute(trx);
+      const { groups, componentGroup } = await aliasComponents(trx, runId, collectionId);
+      const findings = await mergeStagedFindings(trx, runId);
+      // The service each finding on a service or application runs on, taken as its entity goes by.
+      const endpoints = new Map<string, string | null>();
+      for (const finding of findings.values())
+        if (finding.entityKind === "NetworkService" || finding.entityKind === "Uri")
+          endpoints.set(keyOf(finding.entityKind, finding.entityName), null);
 
       const versions = new Versions(trx, "entities", runId, previousRunId);
-      const facts = new Map<string, MergedEntity>();
-      for (const [key, entity] of merged) {
-        const content = {
-          details: JSON.stringify(entity.details),
-          scoped: entity.scoped ? 1 : 0,
-          hidden: entity.hidden ? 1 : 0,
-          alias_group: componentGroup.get(groups.find(key))!,
-          ancestors: JSON.stringify(entity.ancestors),
-          task_results: JSON.stringify(entity.taskResults),
-        };
-        // Provenance is left out: which task reached an entity first (a name or another resolving to
-        // the same address, say) depends on timing, and is not a change of the entity.
-        const hash = contentHash({
-          details: entity.details,
-          scoped: content.scoped,
-          hidden: content.hidden,
-          alias_group: content.alias_group,
-        });
-        const old = existing.get(key);
-        const isNew = versions.see(old, hash, entity.lastSeen, {
-          ...content,
-          ...addressOf(entity),
-          collection_id: collectionId,
-          kind: entity.kind,
-          name: entity.name,
-          first_seen: old?.first_seen ?? entity.firstSeen,
-          first_run_id: old?.first_run_id ?? runId,
-          entity_id: old?.entity_id ?? null,
-        });
-        if (isNew && carriesProducts(entity)) facts.set(keyOf(entity.kind, entity.name), entity);
+      let count = 0;
+      for await (const batch of stagedEntityBatches(trx, runId)) {
+        count += batch.length;
+        const existing = await latestVersions(trx, collectionId, batch);
+        const facts = new Map<string, MergedEntity>();
+        for (const entity of batch) {
+          const key = keyOf(entity.kind, entity.name);
+          const old = existing.get(key);
+          let group: number;
+          if (groups.has(key)) {
+            // A component keeps the smallest group any member already had, so groups are stable across runs.
+            const root = groups.find(key);
+            group = componentGroup.get(root) ?? nextGroup++;
+            componentGroup.set(root, group);
+          } else group = old?.alias_group ?? nextGroup++;
+          const content = {
+            details: JSON.stringify(entity.details),
+            scoped: entity.scoped ? 1 : 0,
+            hidden: entity.hidden ? 1 : 0,
+            alias_group: group,
+            ancestors: JSON.stringify(entity.ancestors),
+            task_results: JSON.stringify(entity.taskResults),
+          };
+          // Provenance is left out: which task reached an entity first (a name or another resolving to
+          // the same address, say) depends on timing, and is not a change of the entity.
+          const hash = contentHash({
+            details: entity.details,
+            scoped: content.scoped,
+            hidden: content.hidden,
+            alias_group: content.alias_group,
+          });
+          const { address, port } = addressOf(entity);
+          if (address !== null && port !== null && endpoints.has(key))
+            endpoints.set(key, endpointName(address, port));
+          const isNew = versions.see(old, hash, entity.lastSeen, {
+            ...content,
+            address,
+            port,
+            collection_id: collectionId,
+            kind: entity.kind,
+            name: entity.name,
+            first_seen: old?.first_seen ?? entity.firstSeen,
+            first_run_id: old?.first_run_id ?? runId,
+            entity_id: old?.entity_id ?? null,
+          });
+          if (isNew && carriesProducts(entity)) facts.set(key, entity);
+        }
+        await writeFacts(trx, collectionId, await versions.flush(), facts);
+        await yieldToLoop();
       }
-      await versions.write();
-      await trx
-        .updateTable("entities")
-        .set((eb) => ({ entity_id: eb.ref("id") }))
-        .where("collection_id", "=", collectionId)
-        .where("entity_id", "is", null)
-        .execute();
-      await writeFacts(trx, collectionId, runId, facts);
 
-      const findings = await mergeStagedFindings(trx, runId);
       const existingFindings = new Map<string, LatestVersion>();
       for (const row of await trx
         .selectFrom("findings")
@@ -532,24 +667,29 @@ export class EntitiesRepository {
         existingFindings.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row);
       }
       const findingVersions = new Versions(trx, "findings", runId, previousRunId);
+      // A check's texts are stored once per collection: the new versions carry their key.
+      const texts = new Map<string, FindingTextColumns>();
       for (const [key, finding] of findings) {
-        const columns = findingColumns(finding);
+        const { description, remediation, reference_links, ...columns } = findingColumns(finding);
+        const textHash = findingTextHash(description, remediation, reference_links);
         const old = existingFindings.get(key);
-        findingVersions.see(old, contentHash({ ...finding, firstSeen: 0, lastSeen: 0 }), finding.lastSeen, {
+        const endpoint = endpoints.get(keyOf(finding.entityKind, finding.entityName)) ?? null;
+        // A finding whose entity moved to another service is a new version (endpoint left out when
+        // null, so findings on names hash as they always have).
+        const hash = contentHash({ ...finding, firstSeen: 0, lastSeen: 0, endpoint: endpoint ?? undefined });
+        const isNew = findingVersions.see(old, hash, finding.lastSeen, {
           ...columns,
+          endpoint,
+          text_hash: textHash,
           collection_id: collectionId,
           first_seen: old?.first_seen ?? finding.firstSeen,
           first_run_id: old?.first_run_id ?? runId,
           issue_id: old?.entity_id ?? null,
         });
+        if (isNew) texts.set(textHash, { description, remediation, reference_links });
       }
-      await findingVersions.write();
-      await trx
-        .updateTable("findings")
-        .set((eb) => ({ issue_id: eb.ref("id") }))
-        .where("collection_id", "=", collectionId)
-        .where("issue_id", "is", null)
-        .execute();
+      await writeTexts(trx, collectionId, texts);
+      await findingVersions.flush();
 
       const finishedAt = nowIso();
       await trx
@@ -559,10 +699,9 @@ export class EntitiesRepository {
           oc.column("collection_id").doUpdateSet({ run_id: runId, finished_at: finishedAt }),
         )
         .execute();
-      await trx.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
-      await trx.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
+      await deleteStaging(trx, runId);
       return {
-        entities: merged.size,
+        entities: count,
         findings: findings.size,
         written: versions.written + findingVersions.written,
       };
@@ -580,19 +719,40 @@ export class EntitiesRepository {
   ): Promise<StagedSighting[]> {
     const values = "names" in filter ? filter.names : filter.prefixes;
     if (values.length === 0) return [];
-    const rows = await this.db
-      .selectFrom("staged_entities")
-      .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
-      .where("run_id", "=", runId)
-      .where("kind", "in", kinds)
-      .where((eb) =>
-        "names" in filter
-          ? eb("name", "in", filter.names)
-          : // Prefixes are addresses (digits, dots, colons, brackets): no LIKE wildcard to escape.
-            eb.or(filter.prefixes.map((prefix) => eb("name", "like", `${prefix}%`))),
-      )
-      .orderBy("id")
-      .execute();
+    // In bounded batches: one term per value would outgrow SQLite's expression depth (1,000) and any plan.
+    // A prefix is a range of the (run_id, kind, name) index ("1.2.3.4:" up to "1.2.3.4;"), not a LIKE
+    // (SQLite's LIKE ignores case and so cannot use the index); PostgreSQL keeps LIKE, as a range would
+    // follow the database's collation, which may order punctuation its own way. A name matches one prefix at most (they
+    // end in ":"), so each entity's rows come in one batch, in the order they were staged.
+    const rows: Array<
+      Pick<Selectable<StagedEntitiesTable>, "kind" | "name" | "details" | "scoped" | "depth" | "ancestors">
+    > = [];
+    const batch = "names" in filter ? CHUNK * 5 : CHUNK;
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    for (let i = 0; i < values.length; i += batch) {
+      const slice = values.slice(i, i + batch);
+      rows.push(
+        ...(await this.db
+          .selectFrom("staged_entities")
+          .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
+          .where("run_id", "=", runId)
+          .where("kind", "in", kinds)
+          .where((eb) =>
+            "names" in filter
+              ? eb("name", "in", slice)
+              : eb.or(
+                  slice.map((prefix) =>
+                    postgres
+                      ? eb("name", "like", `${prefix}%`)
+                      : eb.and([eb("name", ">=", prefix), eb("name", "<", prefixEnd(prefix))]),
+                  ),
+                ),
+          )
+          .orderBy("id")
+          .execute()),
+      );
+      await pace();
+    }
     const merged = new Map<string, StagedSighting>();
     for (const row of rows) {
       const details = JSON.parse(row.details) as Details;
@@ -619,12 +779,6 @@ export class EntitiesRepository {
     return [...merged.values()];
   }
 
-  /** Drops a run's staging rows (a failed or cancelled run); its notes stay. */
-  async discardStaging(runId: number): Promise<void> {
-    await this.db.deleteFrom("staged_entities").where("run_id", "=", runId).execute();
-    await this.db.deleteFrom("staged_findings").where("run_id", "=", runId).execute();
-  }
-
   /** The run the collection's results come from, if any run has finished. */
   async resultRun(collectionId: number): Promise<{ runId: number; finishedAt: string } | undefined> {
     const row = await this.db
@@ -635,128 +789,51 @@ export class EntitiesRepository {
     return row && { runId: row.run_id, finishedAt: row.finished_at };
   }
 
-  /**
-   * The entities of the latest finished run, optionally of some kinds, in a stable order. Paged by
-   * `limit`/`offset` so a view can stream a large result.
-   */
-  async current(
-    collectionId: number,
-    options: {
-      kinds?: string[];
-      firstSeenInRun?: boolean;
-      /** `kind` (default): kind, then name; `name`: name, then kind, so one name's entities are adjacent. */
-      order?: "kind" | "name";
-      /** Only these names (a page of `currentNames`). */
-      names?: string[];
-      limit?: number;
-      offset?: number;
-    } = {},
-  ): Promise<EntityRecord[]> {
-    const result = await this.resultRun(collectionId);
-    if (!result) return [];
-    let query = this.db
-      .selectFrom("entities")
-      .selectAll()
-      .where("collection_id", "=", collectionId)
-      .where("last_run_id", "=", result.runId);
-    if (options.kinds) query = query.where("kind", "in", options.kinds);
-    if (options.firstSeenInRun) query = query.where("first_run_id", "=", result.runId);
-    if (options.names) {
-      if (options.names.length === 0) return [];
-      query = query.where("name", "in", options.names);
-    }
-    query =
-      options.order === "name"
-        ? query.orderBy("name").orderBy("kind")
-        : query.orderBy("kind").orderBy("name");
-    if (options.limit !== undefined) query = query.limit(options.limit).offset(options.offset ?? 0);
-    const rows = await query.execute();
-    return rows.map(toRecord);
+  /** How many notes of each kind a run has, most first. */
+  async noteCounts(runId: number): Promise<Array<{ kind: string; count: number }>> {
+    const rows = await this.db
+      .selectFrom("run_notes")
+      .select(["kind", (eb) => eb.fn.countAll<number | string | bigint>().as("count")])
+      .where("run_id", "=", runId)
+      .groupBy("kind")
+      .execute();
+    return rows
+      .map((row) => ({ kind: row.kind, count: Number(row.count) }))
+      .sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind));
   }
 
-  /** A page of the distinct names of the latest finished run's entities of some kinds, in name order. */
-  async currentNames(
-    collectionId: number,
-    kinds: string[],
-    page: { limit?: number; offset?: number } = {},
-  ): Promise<string[]> {
-    const result = await this.resultRun(collectionId);
-    if (!result) return [];
-    let query = this.db
-      .selectFrom("entities")
-      .select("name")
-      .distinct()
-      .where("collection_id", "=", collectionId)
-      .where("last_run_id", "=", result.runId)
-      .where("kind", "in", kinds)
-      .orderBy("name");
-    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
-    return (await query.execute()).map((row) => row.name);
+  /** Each kind of a run's notes with its count and first `examples` messages (one query per kind). */
+  async noteKinds(runId: number, examples = 3): Promise<NoteKindSummary[]> {
+    const counts = await this.noteCounts(runId);
+    return Promise.all(
+      counts.map(async ({ kind, count }) => ({
+        kind,
+        count,
+        examples: (
+          await this.db
+            .selectFrom("run_notes")
+            .select("message")
+            .where("run_id", "=", runId)
+            .where("kind", "=", kind)
+            .orderBy("id")
+            .limit(examples)
+            .execute()
+        ).map((row) => row.message),
+      })),
+    );
   }
 
-  /** How many entities (or distinct names) `current` would answer without paging. */
-  async countCurrent(
-    collectionId: number,
-    options: { kinds?: string[]; firstSeenInRun?: boolean; distinctNames?: boolean } = {},
-  ): Promise<number> {
-    const result = await this.resultRun(collectionId);
-    if (!result) return 0;
+  /** One page of a run's notes, in the order they were written, optionally of one kind. */
+  async notePage(
+    runId: number,
+    page: { kind?: string; limit: number; offset: number },
+  ): Promise<Array<{ kind: string; message: string; created_at: string }>> {
     let query = this.db
-      .selectFrom("entities")
-      .select((eb) =>
-        (options.distinctNames
-          ? eb.fn.count<number | string>("name").distinct()
-          : eb.fn.countAll<number | string>()
-        ).as("count"),
-      )
-      .where("collection_id", "=", collectionId)
-      .where("last_run_id", "=", result.runId);
-    if (options.kinds) query = query.where("kind", "in", options.kinds);
-    if (options.firstSeenInRun) query = query.where("first_run_id", "=", result.runId);
-    const row = await query.executeTakeFirstOrThrow();
-    return Number(row.count);
-  }
-
-  /** How many findings `currentFindings` would answer without paging. */
-  async countCurrentFindings(collectionId: number): Promise<number> {
-    const result = await this.resultRun(collectionId);
-    if (!result) return 0;
-    const row = await this.db
-      .selectFrom("findings")
-      .select((eb) => eb.fn.countAll<number | string>().as("count"))
-      .where("collection_id", "=", collectionId)
-      .where("last_run_id", "=", result.runId)
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
-  }
-
-  /** The findings of the latest finished run, with the alias group of the entity they are on, most severe first. */
-  async currentFindings(
-    collectionId: number,
-    page: { limit?: number; offset?: number } = {},
-  ): Promise<FindingRecord[]> {
-    const result = await this.resultRun(collectionId);
-    if (!result) return [];
-    let query = this.db
-      .selectFrom("findings")
-      .leftJoin("entities", (join) =>
-        join
-          .onRef("entities.collection_id", "=", "findings.collection_id")
-          .onRef("entities.kind", "=", "findings.entity_kind")
-          .onRef("entities.name", "=", "findings.entity_name")
-          .on("entities.last_run_id", "=", result.runId),
-      )
-      .selectAll("findings")
-      .select("entities.alias_group")
-      .where("findings.collection_id", "=", collectionId)
-      .where("findings.last_run_id", "=", result.runId)
-      .orderBy("findings.severity")
-      .orderBy("findings.name")
-      .orderBy("findings.entity_name")
-      .orderBy("findings.id");
-    if (page.limit !== undefined) query = query.limit(page.limit).offset(page.offset ?? 0);
-    const rows = await query.execute();
-    return rows.map((row) => ({ ...findingOf(row), aliasGroup: row.alias_group ?? 0 }));
+      .selectFrom("run_notes")
+      .select(["kind", "message", "created_at"])
+      .where("run_id", "=", runId);
+    if (page.kind !== undefined) query = query.where("kind", "=", page.kind);
+    return query.orderBy("id").limit(page.limit).offset(page.offset).execute();
   }
 
   async notes(runId: number): Promise<string[]> {
@@ -770,8 +847,39 @@ export class EntitiesRepository {
   }
 }
 
-/** A stored finding as the repository speaks of it; its id is the issue's stable id. */
-export function findingOf(row: Selectable<FindingsTable>): Omit<FindingRecord, "aliasGroup"> {
+/**
+ * The key of a finding's texts in finding_texts: 128 bits of SHA-256 over the three, as base64url. The
+ * same as migration 015's, which keyed the texts of the findings stored before it.
+ */
+export function findingTextHash(description: string, remediation: string, referenceLinks: string): string {
+  return createHash("sha256")
+    .update(JSON.stringify([description, remediation, referenceLinks]))
+    .digest("base64url")
+    .slice(0, 22);
+}
+
+/** Stores the texts the merge's new finding versions name, each once per collection. */
+async function writeTexts(
+  trx: Transaction<Database>,
+  collectionId: number,
+  texts: Map<string, FindingTextColumns>,
+): Promise<void> {
+  const rows = [...texts].map(([hash, text]) => ({ collection_id: collectionId, hash, ...text }));
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx
+      .insertInto("finding_texts")
+      .values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) => oc.columns(["collection_id", "hash"]).doNothing())
+      .execute();
+    await pace();
+  }
+}
+
+/** A stored finding as the repository speaks of it, with its texts; its id is the issue's stable id. */
+export function findingOf(
+  row: Selectable<FindingsTable>,
+  text: FindingTextColumns,
+): Omit<FindingRecord, "aliasGroup"> {
   return {
     id: row.issue_id ?? row.id,
     name: row.name,
@@ -781,9 +889,9 @@ export function findingOf(row: Selectable<FindingsTable>): Omit<FindingRecord, "
     severity: row.severity,
     confidence: row.confidence,
     category: row.category,
-    description: row.description,
-    remediation: row.remediation,
-    references: JSON.parse(row.reference_links),
+    description: text.description,
+    remediation: text.remediation,
+    references: JSON.parse(text.reference_links),
     details: JSON.parse(row.details),
     scoped: row.scoped === 1,
     firstSeen: row.first_seen,
@@ -791,6 +899,7 @@ export function findingOf(row: Selectable<FindingsTable>): Omit<FindingRecord, "
   };
 }
 
+/** What a staged finding row holds: the finding and its texts. */
 function findingColumns(finding: Finding) {
   return {
     name: finding.name,
@@ -805,67 +914,225 @@ function findingColumns(finding: Finding) {
     reference_links: JSON.stringify(finding.references),
     details: JSON.stringify(finding.details),
     scoped: finding.scoped ? 1 : 0,
-  } satisfies Partial<FindingsTable>;
+  } satisfies Partial<StagedFindingsTable>;
 }
 
-/** Reads a run's staged entity rows in pages and merges the sightings of each entity. */
-async function mergeStagedEntities(trx: Transaction<Database>, runId: number) {
-  const merged = new Map<string, MergedEntity>();
-  for (let lastId = 0; ; ) {
-    const rows = await trx
+/** One entity's sightings being merged, in the order they were staged. */
+class Sightings {
+  readonly entity: MergedEntity;
+  readonly #details = new DetailsMerger();
+  readonly #tasks = new Set<string>();
+
+  constructor(row: Selectable<StagedEntitiesTable>) {
+    this.entity = {
+      kind: row.kind,
+      name: row.name,
+      details: {},
+      scoped: row.scoped === 1,
+      hidden: row.hidden === 1,
+      depth: row.depth,
+      aliases: [],
+      ancestors: JSON.parse(row.ancestors),
+      taskResults: [],
+      firstSeen: row.seen_at,
+      lastSeen: row.seen_at,
+    };
+    this.#see(row);
+  }
+
+  add(row: Selectable<StagedEntitiesTable>): void {
+    const entity = this.entity;
+    // Seen in scope or in plain sight once is enough.
+    entity.scoped ||= row.scoped === 1;
+    entity.hidden &&= row.hidden === 1;
+    if (row.depth < entity.depth) {
+      entity.depth = row.depth;
+      entity.ancestors = JSON.parse(row.ancestors);
+    }
+    if (row.seen_at < entity.firstSeen) entity.firstSeen = row.seen_at;
+    if (row.seen_at > entity.lastSeen) entity.lastSeen = row.seen_at;
+    this.#see(row);
+  }
+
+  #see(row: Selectable<StagedEntitiesTable>): void {
+    this.#details.add(JSON.parse(row.details));
+    if (!row.task_result) return;
+    const result = JSON.parse(row.task_result) as TaskResult;
+    if (this.#tasks.has(result.name)) return;
+    this.#tasks.add(result.name);
+    this.entity.taskResults.push(result);
+  }
+
+  done(): MergedEntity {
+    const entity = this.entity;
+    entity.details = this.#details.result();
+    // Tasks finish in any order; provenance in a fixed order keeps an unchanged entity's content unchanged.
+    entity.taskResults.sort((a, b) => a.depth - b.depth || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return entity;
+  }
+}
+
+/**
+ * A run's staged entities merged, in (kind, name) order, a batch at a time: the rows are read a page at
+ * a time in that order (keyset paging over the run's (kind, name, id) index), so the sightings of one
+ * entity are adjacent and in the order they were staged.
+ */
+async function* stagedEntityBatches(
+  trx: Transaction<Database>,
+  runId: number,
+): AsyncGenerator<MergedEntity[]> {
+  let open: Sightings | undefined;
+  let after: { kind: string; name: string; id: number } | undefined;
+  for (;;) {
+    let query = trx
       .selectFrom("staged_entities")
       .selectAll()
       .where("run_id", "=", runId)
+      .orderBy("kind")
+      .orderBy("name")
+      .orderBy("id")
+      .limit(PAGE);
+    if (after) {
+      const { kind, name, id } = after;
+      query = query.where(({ eb, refTuple, tuple }) =>
+        eb(refTuple("kind", "name", "id"), ">", tuple(kind, name, id)),
+      );
+    }
+    const rows = await query.execute();
+    const batch: MergedEntity[] = [];
+    for (const row of rows) {
+      await pace();
+      if (open && open.entity.kind === row.kind && open.entity.name === row.name) open.add(row);
+      else {
+        if (open) batch.push(open.done());
+        open = new Sightings(row);
+      }
+    }
+    if (rows.length < PAGE) {
+      if (open) batch.push(open.done());
+      if (batch.length > 0) yield batch;
+      return;
+    }
+    const last = rows[rows.length - 1];
+    after = { kind: last.kind, name: last.name, id: last.id };
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/**
+ * The alias groups of a run: entities that name each other (a name and the addresses it resolves to)
+ * joined, and each joined component's smallest group from earlier runs. Only the rows that carry
+ * aliases are read, and only the joined keys held.
+ */
+async function aliasComponents(trx: Transaction<Database>, runId: number, collectionId: number) {
+  const groups = new Groups();
+  const pairs: Array<[string, EntityKey]> = [];
+  for (let lastId = 0; ; ) {
+    const rows = await trx
+      .selectFrom("staged_entities")
+      .select(["id", "kind", "name", "aliases"])
+      .where("run_id", "=", runId)
+      .where("aliases", "!=", "[]")
       .where("id", ">", lastId)
       .orderBy("id")
-      .limit(1000)
+      .limit(PAGE)
       .execute();
     if (rows.length === 0) break;
     lastId = rows[rows.length - 1].id;
-    for (const row of rows) {
+    for (const row of rows)
+      for (const alias of JSON.parse(row.aliases) as EntityKey[])
+        pairs.push([keyOf(row.kind, row.name), alias]);
+    await yieldToLoop();
+  }
+  // An alias joins only an entity the run saw.
+  const targets = [...new Map(pairs.map(([, alias]) => [keyOf(alias.kind, alias.name), alias])).values()];
+  const seen = new Set<string>();
+  for (let i = 0; i < targets.length; i += CHUNK) {
+    const names = [...new Set(targets.slice(i, i + CHUNK).map((alias) => alias.name))];
+    for (const row of await trx
+      .selectFrom("staged_entities")
+      .select(["kind", "name"])
+      .distinct()
+      .where("run_id", "=", runId)
+      .where("name", "in", names)
+      .execute())
+      seen.add(keyOf(row.kind, row.name));
+  }
+  for (const [key, alias] of pairs) {
+    const other = keyOf(alias.kind, alias.name);
+    if (seen.has(other)) groups.join(key, other);
+  }
+  const componentGroup = new Map<string, number>();
+  const members = groups.keys();
+  for (let i = 0; i < members.length; i += CHUNK) {
+    const names = [
+      ...new Set(members.slice(i, i + CHUNK).map((key) => key.slice(key.indexOf("\u0000") + 1))),
+    ];
+    for (const row of await trx
+      .selectFrom("entities")
+      .select(["kind", "name", "alias_group"])
+      .where("collection_id", "=", collectionId)
+      .where("latest", "=", 1)
+      .where("name", "in", names)
+      .execute()) {
       const key = keyOf(row.kind, row.name);
-      const sighting = {
-        details: JSON.parse(row.details) as Details,
-        aliases: JSON.parse(row.aliases) as EntityKey[],
-        ancestors: JSON.parse(row.ancestors) as Ancestor[],
-        taskResult: row.task_result ? (JSON.parse(row.task_result) as TaskResult) : undefined,
-      };
-      const entity = merged.get(key);
-      if (!entity) {
-        merged.set(key, {
-          kind: row.kind,
-          name: row.name,
-          details: sighting.details,
-          scoped: row.scoped === 1,
-          hidden: row.hidden === 1,
-          depth: row.depth,
-          aliases: sighting.aliases,
-          ancestors: sighting.ancestors,
-          taskResults: sighting.taskResult ? [sighting.taskResult] : [],
-          firstSeen: row.seen_at,
-          lastSeen: row.seen_at,
-        });
-        continue;
-      }
-      entity.details = mergeDetails(entity.details, sighting.details);
-      // Seen in scope or in plain sight once is enough.
-      entity.scoped ||= row.scoped === 1;
-      entity.hidden &&= row.hidden === 1;
-      entity.aliases.push(...sighting.aliases);
-      if (row.depth < entity.depth) {
-        entity.depth = row.depth;
-        entity.ancestors = sighting.ancestors;
-      }
-      const result = sighting.taskResult;
-      if (result && !entity.taskResults.some((r) => r.name === result.name)) entity.taskResults.push(result);
-      if (row.seen_at < entity.firstSeen) entity.firstSeen = row.seen_at;
-      if (row.seen_at > entity.lastSeen) entity.lastSeen = row.seen_at;
+      if (!groups.has(key)) continue;
+      const root = groups.find(key);
+      componentGroup.set(root, Math.min(componentGroup.get(root) ?? row.alias_group, row.alias_group));
     }
   }
-  // Tasks finish in any order; provenance in a fixed order keeps an unchanged entity's content unchanged.
-  for (const entity of merged.values())
-    entity.taskResults.sort((a, b) => a.depth - b.depth || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return merged;
+  return { groups, componentGroup };
+}
+
+/** The latest versions of a batch of entities in the collection (one indexed look-up per kind and chunk). */
+async function latestVersions(
+  trx: Transaction<Database>,
+  collectionId: number,
+  batch: EntityKey[],
+): Promise<Map<string, LatestVersion>> {
+  const byKind = new Map<string, string[]>();
+  for (const { kind, name } of batch) {
+    const names = byKind.get(kind);
+    if (names) names.push(name);
+    else byKind.set(kind, [name]);
+  }
+  const existing = new Map<string, LatestVersion>();
+  for (const [kind, names] of byKind)
+    for (let i = 0; i < names.length; i += CHUNK)
+      for (const row of await trx
+        .selectFrom("entities")
+        .select(["id", "kind", "name", "alias_group", "entity_id", "first_seen", "first_run_id"])
+        .select(["last_run_id", "content_hash"])
+        .where("collection_id", "=", collectionId)
+        .where("latest", "=", 1)
+        .where("kind", "=", kind)
+        .where("name", "in", names.slice(i, i + CHUNK))
+        .execute())
+        existing.set(keyOf(row.kind, row.name), row);
+  await pace();
+  return existing;
+}
+
+/** Deletes a run's staging rows a page at a time: one statement over a /16's rows would hold the loop. */
+async function deleteStaging(db: Kysely<Database>, runId: number): Promise<void> {
+  for (const table of ["staged_entities", "staged_findings"] as const)
+    for (;;) {
+      const ids = (
+        await db
+          .selectFrom(table)
+          .select("id")
+          .where("run_id", "=", runId)
+          .limit(5 * PAGE)
+          .execute()
+      ).map((row) => row.id);
+      if (ids.length === 0) break;
+      for (let i = 0; i < ids.length; i += CHUNK)
+        await db
+          .deleteFrom(table)
+          .where("id", "in", ids.slice(i, i + CHUNK))
+          .execute();
+      await yieldToLoop();
+    }
 }
 
 async function mergeStagedFindings(trx: Transaction<Database>, runId: number) {

@@ -1,7 +1,8 @@
 /** Runs the migrations in src/store/migrations in order; the same set serves both dialects. */
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import type { Store } from "./database.ts";
-import { migrations } from "./migrations/index.ts";
+import { migrations, VULNERABILITY_TABLES } from "./migrations/index.ts";
+import { loadSeedIfEmpty } from "./vuln-importer.ts";
 
 class StaticMigrations implements MigrationProvider {
   readonly store: Store;
@@ -21,5 +22,8 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   const migrator = new Migrator({ db: store.db, provider: new StaticMigrations(store) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  // The vulnerability tables start with the shipped seed, loaded by today's importer once they exist.
+  if (applied.includes(VULNERABILITY_TABLES)) await loadSeedIfEmpty(store.db);
+  return applied;
 }

@@ -111,7 +111,7 @@ export interface EntityVulnsTable {
   cve_id: string;
   product: string;
 }
-/** What a finding says, kept alike in the results and in a run's staging. */
+/** What a finding says about its entity, kept alike in the results and in a run's staging. */
 interface FindingColumns {
   name: string;
   entity_kind: string;
@@ -120,15 +120,25 @@ interface FindingColumns {
   severity: number;
   confidence: string;
   category: string;
+  details: string;
+  scoped: number;
+}
+/** What a finding's check says, the same for every finding of it: staged with each, stored once (finding_texts). */
+export interface FindingTextColumns {
   description: string;
   remediation: string;
   /** JSON array of {type, uri}. */
   reference_links: string;
-  details: string;
-  scoped: number;
 }
-/** One version of a finding, like EntitiesTable. */
+/** A check's texts, stored once per collection and named by their hash (migration 015). */
+export interface FindingTextsTable extends FindingTextColumns {
+  collection_id: number;
+  hash: string;
+}
+/** One version of a finding, like EntitiesTable; its texts are in finding_texts under `text_hash`. */
 export interface FindingsTable extends FindingColumns {
+  /** The key of its texts in finding_texts (always set; null only in the type, as the column was added). */
+  text_hash: string | null;
   id: Generated<number>;
   collection_id: number;
   first_seen: string;
@@ -140,6 +150,11 @@ export interface FindingsTable extends FindingColumns {
   issue_id: number | null;
   latest: number;
   content_hash: string;
+  /**
+   * Findings on services and applications: the service the entity runs on, "address:port" ("[v6]:port")
+   * as of this version (migration 013); issues with the same name and endpoint are one finding.
+   */
+  endpoint: string | null;
 }
 export interface StagedEntitiesTable extends EntityColumns {
   id: Generated<number>;
@@ -151,7 +166,7 @@ export interface StagedEntitiesTable extends EntityColumns {
   task_result: string | null;
   seen_at: string;
 }
-export interface StagedFindingsTable extends FindingColumns {
+export interface StagedFindingsTable extends FindingColumns, FindingTextColumns {
   id: Generated<number>;
   run_id: number;
   collection_id: number;
@@ -161,6 +176,8 @@ export interface RunNotesTable {
   id: Generated<number>;
   run_id: number;
   collection_id: number;
+  /** The discovery module that wrote it, `plan` for the run's seeds, `other` before migration 011. */
+  kind: Generated<string>;
   message: string;
   created_at: string;
 }
@@ -171,8 +188,9 @@ export interface CollectionResultsTable {
   finished_at: string;
 }
 
-export type RunStatus = "queued" | "started" | "finished" | "failed" | "cancelled";
-export const RUN_STATUSES: readonly RunStatus[] = ["queued", "started", "finished", "failed", "cancelled"];
+import type { RunStatus } from "../core/runs.ts";
+
+export type { RunStatus } from "../core/runs.ts";
 export type RunTrigger = "forced" | "scheduled";
 export type TaskStatus = "pending" | "running" | "done";
 
@@ -194,6 +212,15 @@ export interface RunsTable {
   error: string | null;
   tasks_total: number;
   tasks_done: number;
+  /** JSON of the run's discovery settings (core/run-settings.ts), fixed at creation; null before migration 011. */
+  settings: string | null;
+}
+/** What is kept of a run's tasks once it has ended: per worker, the tasks it completed and their attempts. */
+export interface RunWorkersTable {
+  run_id: number;
+  worker: string;
+  tasks: number;
+  attempts: number;
 }
 export interface RunTasksTable {
   id: Generated<number>;
@@ -333,6 +360,14 @@ export interface WebhookRunEventsTable {
   enqueued_at: string;
 }
 
+/** The third parties of a finished run, decided at its finish (a JSON list of connections). */
+export interface RunConnectionsTable {
+  run_id: number;
+  collection_id: number;
+  connections: string;
+  decided_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   teams: TeamsTable;
@@ -343,12 +378,14 @@ export interface Database {
   seeds: SeedsTable;
   entities: EntitiesTable;
   findings: FindingsTable;
+  finding_texts: FindingTextsTable;
   staged_entities: StagedEntitiesTable;
   staged_findings: StagedFindingsTable;
   run_notes: RunNotesTable;
   collection_results: CollectionResultsTable;
   runs: RunsTable;
   run_tasks: RunTasksTable;
+  run_workers: RunWorkersTable;
   run_schedules: RunSchedulesTable;
   vuln_cves: VulnCvesTable;
   vuln_cpe_matches: VulnCpeMatchesTable;
@@ -361,4 +398,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_run_events: WebhookRunEventsTable;
+  run_connections: RunConnectionsTable;
 }

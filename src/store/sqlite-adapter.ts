@@ -1,6 +1,7 @@
 /**
  * Kysely's SqliteDialect expects a better-sqlite3-shaped database; this adapts Node's own node:sqlite
- * (no native addon to build). Statements spread their parameters; `reader` = the statement has columns.
+ * (no native addon to build). Statements spread their parameters; `reader` = the statement has columns
+ * (or is a pragma: stepped to its end).
  *
  * Kysely prepares every query it runs; compiling SQL costs more than running a small indexed query, so
  * the adapter keeps the most recently used prepared statements (a statement is reset by each `all` and
@@ -19,7 +20,9 @@ export function adaptNodeSqlite(database: DatabaseSync): SqliteDatabase {
     let entry = prepared.get(sql);
     if (!entry) {
       const statement = database.prepare(sql);
-      entry = { statement, reader: statement.columns().length > 0 };
+      // A pragma may answer rows it declares no columns for: `incremental_vacuum(N)` steps once per page
+      // it frees, so `run` (one step) would free one page; `all` steps it to the end.
+      entry = { statement, reader: statement.columns().length > 0 || /^\s*pragma\b/i.test(sql) };
     }
     setBounded(prepared, sql, entry, STATEMENTS_KEPT);
     return entry;

@@ -11,12 +11,18 @@
  *   X-Sightline-Event, X-Sightline-Delivery: the event type and the delivery's id.
  * A receiver recomputes the HMAC over the timestamp, a dot and the raw body, compares in constant time,
  * and refuses timestamps older than a few minutes (replays).
+ *
+ * Beside them, the Standard Webhooks headers (standardwebhooks.com), which its published libraries verify:
+ *   webhook-id: <a message id, the same on every retry>
+ *   webhook-timestamp: <unix seconds>
+ *   webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">
+ * keyed, as that spec says, with the bytes the secret's base64 after `whsec_` stands for.
  */
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { Agent, fetch } from "undici";
 import { nowIso } from "../core/formats.ts";
+import type { DeliveryRow, Webhook, WebhooksRepository } from "../store/webhooks.ts";
 import type { WebhookEvents } from "./events.ts";
-import type { DeliveryRow, Webhook, WebhooksRepository } from "./repository.ts";
 import type { WebhookTargets } from "./targets.ts";
 
 const POLL_MS = 1000;
@@ -41,6 +47,27 @@ export interface DispatcherOptions {
 /** The signature headers of a body sent at `timestamp` (unix seconds). */
 export function signature(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+/** The Standard Webhooks key of a secret: the bytes of its base64 after `whsec_` (either base64 alphabet). */
+function standardKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+}
+
+/** The Standard Webhooks signature of a message: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
+  return `v1,${createHmac("sha256", standardKey(secret)).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
+}
+
+/**
+ * The message id of a delivery: the same on every retry (receivers de-duplicate on it), different for
+ * every delivery of every installation (its id alone repeats in a new database).
+ */
+export function messageId(webhookId: number, delivery: Pick<DeliveryRow, "id" | "payload">): string {
+  const digest = createHash("sha256")
+    .update(`${webhookId}.${delivery.id}.${delivery.payload}`)
+    .digest("base64url");
+  return `msg_${delivery.id}_${digest.slice(0, 16)}`;
 }
 
 export class WebhookDispatcher {
@@ -118,6 +145,7 @@ export class WebhookDispatcher {
     const started = Date.now();
     const at = nowIso();
     const timestamp = Math.floor(started / 1000);
+    const id = messageId(webhook.id, delivery);
     let status: number | null = null;
     let error: string | null = null;
     try {
@@ -133,6 +161,9 @@ export class WebhookDispatcher {
           "x-sightline-delivery": String(delivery.id),
           "x-sightline-timestamp": String(timestamp),
           "x-sightline-signature": signature(webhook.secret, timestamp, delivery.payload),
+          "webhook-id": id,
+          "webhook-timestamp": String(timestamp),
+          "webhook-signature": standardSignature(webhook.secret, id, timestamp, delivery.payload),
         },
         body: delivery.payload,
         signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#options.timeoutMs)]),

@@ -7,15 +7,17 @@
  * The run machinery calls `runEnded` without waiting for it; a sweep catches runs whose process died
  * before it did.
  */
+
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { describeRun } from "../api/runs.ts";
 import { formatTimestamp } from "../core/formats.ts";
 import { issueItems } from "../results/issues.ts";
-import { collect, ResultQueries, type ResultRun } from "../results/query.ts";
-import type { RunRow } from "../runs/repository.ts";
+import { changeSincePrevious } from "../results/overview.ts";
+import { describeRun } from "../results/runs.ts";
+import { collect, ResultQueries, type ResultRun } from "../store/result-queries.ts";
+import type { RunRow } from "../store/runs.ts";
 import type { Database } from "../store/schema.ts";
-import type { Webhook, WebhookEvent, WebhooksRepository } from "./repository.ts";
+import type { Webhook, WebhookEvent, WebhooksRepository } from "../store/webhooks.ts";
 
 /** Issues listed in one issues.new event; `count` says how many there are in all. */
 const MAX_ISSUES = 1000;
@@ -85,14 +87,13 @@ export class WebhookEvents {
       runId: run.id,
       finishedAt: run.finished_at ?? "",
     };
-    const previous = await this.#queries.previousRun(collection.id, run.id);
     if (hooks.some((hook) => hook.events.includes("run.finished"))) {
+      const change = await changeSincePrevious(this.#queries, result);
       const payload = envelope("run.finished", {
-        previous_run_id: previous?.runId ?? null,
-        new_since_previous_run: {
-          entities: await this.#queries.countEntities(result, { notSeenIn: previous?.runId }),
-          issues: await this.#queries.countFindings(result, { notSeenIn: previous?.runId }),
-        },
+        previous_run_id: change.previous?.runId ?? null,
+        new_since_previous_run: change.new,
+        disappeared_since_previous_run: change.disappeared,
+        change_note: change.note,
       });
       for (const hook of hooks) if (hook.events.includes("run.finished")) add(hook, "run.finished", payload);
     }

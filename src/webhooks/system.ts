@@ -3,11 +3,12 @@
  * when a run ends (it writes the outbox; servers and workers both have it), and on servers the
  * dispatcher that sends the outbox.
  */
-import type { Services } from "../api/context.ts";
+
 import type { RunHook } from "../runs/coordinator.ts";
+import type { Services } from "../store/services.ts";
+import { WebhooksRepository } from "../store/webhooks.ts";
 import { WebhookDispatcher } from "./dispatcher.ts";
 import { WebhookEvents } from "./events.ts";
-import { WebhooksRepository } from "./repository.ts";
 import { WebhookTargets } from "./targets.ts";
 
 export interface WebhookSystem {

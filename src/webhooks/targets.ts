@@ -11,23 +11,23 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
+import { AddressPolicy, BUILT_IN_DENY_ADDRESSES } from "../core/address-policy.ts";
 import { normaliseIpAddress } from "../core/seeds.ts";
-import { AddressList, BUILT_IN_DENY_ADDRESSES } from "../discovery/scope.ts";
 
 /** Names that lead to the server itself or to a metadata service whatever they resolve to. */
 const DENIED_NAMES = ["localhost", "metadata.google.internal", "metadata", "instance-data"];
 
 export class WebhookTargets {
-  readonly #deny = new AddressList([...BUILT_IN_DENY_ADDRESSES, ...DENIED_NAMES]);
-  readonly #allow: AddressList;
+  /** The scans' address policy: every IPv6 spelling of an IPv4 address counts as that address. */
+  readonly #policy: AddressPolicy;
 
   constructor(allow: readonly string[]) {
-    this.#allow = new AddressList(allow);
+    this.#policy = new AddressPolicy({ allow, builtIn: [...BUILT_IN_DENY_ADDRESSES, ...DENIED_NAMES] });
   }
 
   /** Why an address may not receive webhooks, or undefined when it may. */
   addressProblem(address: string): string | undefined {
-    if (this.#allow.hasAddress(address) || !this.#deny.hasAddress(address)) return undefined;
+    if (this.#policy.allowsAddress(address)) return undefined;
     return `${address} is a loopback, private, link-local, metadata or reserved address (allow it with SIGHTLINE_WEBHOOK_ALLOW)`;
   }
 
@@ -46,8 +46,7 @@ export class WebhookTargets {
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
     const literal = normaliseIpAddress(host);
     if (literal) return this.addressProblem(literal);
-    if (!this.#allow.hasName(host) && this.#deny.hasName(host))
-      return `${host} names the server itself or a metadata service`;
+    if (!this.#policy.allowsName(host)) return `${host} names the server itself or a metadata service`;
     let addresses: LookupAddress[];
     try {
       addresses = await new Promise((resolve, reject) =>

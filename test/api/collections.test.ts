@@ -171,7 +171,7 @@ for (const { dialect, skip } of await dialects()) {
       const second = await t.request("POST", "/api/collections", {
         body: { name: "dup", seeds: [{ type: "Domain", name: "two.example" }] },
       });
-      assertError(second, 409, /already exists/);
+      assertError(second, 409, /^This name cannot be used; choose another\.$/);
       const read = await t.request("GET", "/api/collections/dup");
       assert.deepEqual(read.body.result.seeds, [{ type: "Domain", name: "one.example" }]);
     });

@@ -1,7 +1,7 @@
 /** The `sightline` binary as an operator uses it: serve prints keys, admin commands manage accounts and keys. */
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -46,8 +46,11 @@ function serve(
       output += chunk;
       const url = /listening on (http:\/\/\S+) /.exec(output)?.[1];
       if (!url) return;
-      const access = /SERVICE_ACCESS_KEY=(\S+)/.exec(output)?.[1] ?? "";
-      const secret = /SERVICE_SECRET_KEY=(\S+)/.exec(output)?.[1] ?? "";
+      // Not a terminal: the generated keys are in a 0600 file whose path is printed, not on stdout.
+      const file = /API keys were written to (\S+) /.exec(output)?.[1];
+      const keys = file ? readFileSync(file, "utf8") : output;
+      const access = /SERVICE_ACCESS_KEY=(\S+)/.exec(keys)?.[1] ?? "";
+      const secret = /SERVICE_SECRET_KEY=(\S+)/.exec(keys)?.[1] ?? "";
       child.stdout.off("data", started);
       child.stdout.resume(); // keep draining what it prints later
       child.removeAllListeners("exit");
@@ -116,6 +119,26 @@ describe("sightline CLI", () => {
     const table = await sightline(dataDir, "accounts", "list");
     assert.match(table.stdout, /^ID\s+NAME\s+STATUS/m);
     assert.match(table.stdout, /globex\s+suspended/);
+  });
+
+  test("a key revoked with the CLI is refused by a running server on its next request", async () => {
+    const server = await serve(dataDir);
+    try {
+      const made = await sightline(dataDir, "users", "create", "carol", "--team", "default", "--json");
+      assert.equal(made.code, 0, made.stderr);
+      const carol = JSON.parse(made.stdout);
+      const headers = { SERVICE_ACCESS_KEY: carol.access_key, SERVICE_SECRET_KEY: carol.secret_key };
+      const before = await fetch(`${server.url}/api/collections`, { headers });
+      assert.equal(before.status, 200);
+      const revoked = await sightline(dataDir, "keys", "revoke", carol.access_key);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const after = await fetch(`${server.url}/api/collections`, { headers });
+      assert.equal(after.status, 401, "no process keeps a key it read a moment ago");
+    } finally {
+      const exited = new Promise((resolve) => server.child.once("exit", resolve));
+      server.child.kill("SIGTERM");
+      await exited;
+    }
   });
 
   test("bad input: clear sentences and exit codes", async () => {

@@ -101,7 +101,8 @@ test("rows and CSV", () => {
       { name: 'a "quoted", value', ports: [{ number: "0.443e3" }] },
       { name: "b", extra: 1 },
     ]),
-    'name,ports,extra\r\n"a ""quoted"", value","[{""number"":""0.443e3""}]",\r\nb,,1\r\n',
+    // People and spreadsheets read plain numbers: 443, not the wire's "0.443e3".
+    'name,ports,extra\r\n"a ""quoted"", value","[{""number"":443}]",\r\nb,,1\r\n',
   );
 });
 
@@ -117,6 +118,7 @@ test("the overview reads as lines: the last run, counts, issues by severity in w
     error: null,
     tasks_total: 40,
     tasks_done: 40,
+    waiting: null,
   } as const;
   const counts = {
     applications: 3,
@@ -137,7 +139,10 @@ test("the overview reads as lines: the last run, counts, issues by severity in w
     counts,
     issues_by_severity: [1, 2, 3, 4, 5].map((level) => ({ severity: `0.${level}e1`, count: level - 1 })),
     top_products: [{ product: "nginx 1.25.3", count: "2" }],
+    top_ports: [{ port: "0.443e3", protocol: "tcp", count: 2 }],
     new_since_previous_run: { previous_run_id: 6, entities: 3, issues: 1 },
+    disappeared_since_previous_run: { entities: 2, issues: 0 },
+    change_note: null,
   });
   assert.deepEqual(lines, [
     "acme: 1 seed",
@@ -145,5 +150,6 @@ test("the overview reads as lines: the last run, counts, issues by severity in w
     "Results of run 7: 3 applications, 2 domains, 1 hosts, 4 services, 1 certificates, 1 netblocks, 5 issues, 2 products, 0 vulnerabilities, 6 recent",
     "Issues by severity: 0 critical, 1 high, 2 medium, 3 low, 4 informational",
     "New since run 6: 3 entities, 1 issues",
+    "Gone since run 6: 2 entities, 0 issues",
   ]);
 });

@@ -5,19 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import {
-  addressToBigInt,
-  bigIntToAddress,
-  blockAddresses,
-  blockWithin,
-} from "../../src/discovery/addresses.ts";
+import { addressToBigInt, bigIntToAddress, blockAddresses, blockWithin } from "../../src/core/addresses.ts";
+import { Scope } from "../../src/core/scope.ts";
 import { answersLikeWildcard } from "../../src/discovery/dns-wildcard.ts";
 import { continentOf, countryName } from "../../src/discovery/geography.ts";
 import { lookupNetwork } from "../../src/discovery/ip-database.ts";
+import { abortableDelay, Throttle } from "../../src/discovery/net/throttle.ts";
 import { parsePortSpec } from "../../src/discovery/port-lists.ts";
-import { Scope } from "../../src/discovery/scope.ts";
 import { identifyService, osFromBanner } from "../../src/discovery/services.ts";
-import { abortableDelay, Throttle } from "../../src/discovery/throttle.ts";
 import { loadWordlist } from "../../src/discovery/wordlists.ts";
 
 describe("scope", () => {

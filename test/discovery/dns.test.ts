@@ -1,10 +1,10 @@
 /** The DNS modules, each alone, against the lab's authoritative server. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { dnsRecords } from "../../src/discovery/dns.ts";
-import { zoneTransfer } from "../../src/discovery/dns-axfr.ts";
-import { dnsBruteforce } from "../../src/discovery/dns-brute.ts";
-import { reverseDns } from "../../src/discovery/dns-reverse.ts";
+import { dnsRecords } from "../../src/discovery/modules/dns.ts";
+import { zoneTransfer } from "../../src/discovery/modules/dns-axfr.ts";
+import { dnsBruteforce } from "../../src/discovery/modules/dns-brute.ts";
+import { reverseDns } from "../../src/discovery/modules/dns-reverse.ts";
 import { namesOf, runModule } from "../helpers/discovery.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 

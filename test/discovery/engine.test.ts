@@ -36,6 +36,7 @@ describe("discovery engine on the lab", () => {
     fixture = await discoveryFixture("sqlite", LAB_SEEDS, {
       dnsServers: [lab.resolver],
       scanAllow: ["127.0.0.0/8"],
+      ports: lab.ports,
       timeoutMs: 1000,
     });
   });
@@ -62,7 +63,11 @@ describe("discovery engine on the lab", () => {
 
     const ports = (ip: string) => hosts[ip].ports.map((p) => `${ip}:${Number(p.number)}/${p.protocol}`);
     const foundPorts = Object.keys(hosts).flatMap(ports);
-    const expectedPorts = truth.hosts.flatMap((h) => h.ports.map((port) => `${h.ip}:${port}/tcp`));
+    const expectedPorts = [
+      ...truth.hosts.flatMap((h) => h.ports.map((port) => `${h.ip}:${port}/tcp`)),
+      // The UDP pass finds the name servers' UDP port 53 (and nothing else answers over UDP).
+      ...truth.services.filter((s) => s.transport === "udp").map((s) => `${s.ip}:${s.port}/udp`),
+    ];
     assert.deepEqual(compare(foundPorts, expectedPorts), { missing: [], extra: [] }, "ports");
 
     const certificates = await fixture.entities.current(fixture.collectionId, { kinds: ["SslCertificate"] });
@@ -224,7 +229,7 @@ describe("discovery engine with bad seeds", () => {
         { type: "IpAddress", name: "169.254.169.254" },
         { type: "DnsRecord", name: "www.acme.test" },
       ],
-      { dnsServers: [lab.resolver], scanAllow: ["127.0.0.0/8"], timeoutMs: 500 },
+      { dnsServers: [lab.resolver], scanAllow: ["127.0.0.0/8"], ports: lab.ports, timeoutMs: 500 },
     );
     try {
       const { run, finished } = await fixture.run();
@@ -251,6 +256,7 @@ describe("discovery engine with bad seeds", () => {
     const fixture = await discoveryFixture("sqlite", [{ type: "Domain", name: "acme.test" }], {
       dnsServers: [silent],
       scanAllow: ["127.0.0.0/8"],
+      ports: lab.ports,
       timeoutMs: 200,
     });
     try {
@@ -282,6 +288,7 @@ describe("discovery engine limits", () => {
     const fixture = await discoveryFixture("sqlite", [{ type: "Domain", name: "acme.test" }], {
       dnsServers: [lab.resolver],
       scanAllow: ["127.0.0.0/8"],
+      ports: lab.ports,
       depth: 1,
     });
     try {
@@ -320,7 +327,7 @@ describe("discovery engine limits", () => {
     const fixture = await discoveryFixture(
       "sqlite",
       [{ type: "NetBlock", name: block }],
-      { dnsServers: [lab.resolver], scanAllow: ["127.0.0.0/8"] },
+      { dnsServers: [lab.resolver], scanAllow: ["127.0.0.0/8"], ports: lab.ports },
       [...MODULES, broken],
     );
     try {

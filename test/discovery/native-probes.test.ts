@@ -1,5 +1,5 @@
 /**
- * The native probe engine (src/discovery/native) on real loopback sockets: each state, IPv6, turns
+ * The native probe engine (src/discovery/net/native) on real loopback sockets: each state, IPv6, turns
  * that run out of time or are cancelled, many turns across its threads, a scan through it against the
  * lab (same services, banners and names as the JS engine, the throttle's bounds holding), and the way
  * back to the JS engine when the addon is not there.
@@ -12,15 +12,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { buildNativeProbes } from "../../src/discovery/native/build.ts";
+import { nativeEngine, portScan } from "../../src/discovery/modules/ports.ts";
+import { buildNativeProbes } from "../../src/discovery/net/native/build.ts";
 import {
   loadNativeProbes,
   NATIVE_PROBES_PATH,
   NativeState,
   nativeProbes,
   nativeProbesProblem,
-} from "../../src/discovery/native-probes.ts";
-import { nativeEngine, portScan } from "../../src/discovery/ports.ts";
+} from "../../src/discovery/net/native-probes.ts";
 import { type ModuleOutcome, runModule } from "../helpers/discovery.ts";
 import { WatchedThrottle } from "../helpers/throttle.ts";
 import { type Lab, startLab } from "../lab/index.ts";

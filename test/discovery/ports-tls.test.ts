@@ -1,8 +1,8 @@
 /** The port scan and TLS modules, each alone, against the lab's hosts. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { portScan } from "../../src/discovery/ports.ts";
-import { tlsCertificates } from "../../src/discovery/tls.ts";
+import { portScan } from "../../src/discovery/modules/ports.ts";
+import { tlsCertificates } from "../../src/discovery/modules/tls.ts";
 import { namesOf, runModule } from "../helpers/discovery.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 

@@ -1,13 +1,12 @@
 /**
- * The TCP prober under the port scan: turns in this thread and on the probe threads, the throttle's
- * limits across threads, aborts, and turns that hand their slot back.
+ * The TCP prober under the port scan on Node's sockets: large and small scans, the throttle's limits,
+ * aborts, and turns that hand their slot back.
  */
 import assert from "node:assert/strict";
 import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { portScan } from "../../src/discovery/ports.ts";
-import { ConnectProbes, type ProbeTurn, type TurnOutcome } from "../../src/discovery/tcp-connect.ts";
-import { ProbePool, probePool } from "../../src/discovery/tcp-probe-pool.ts";
+import { portScan } from "../../src/discovery/modules/ports.ts";
+import { ConnectProbes, type ProbeTurn, type TurnOutcome } from "../../src/discovery/net/tcp-connect.ts";
 import { type ModuleOutcome, runModule } from "../helpers/discovery.ts";
 import { WatchedThrottle } from "../helpers/throttle.ts";
 import { type Lab, startLab } from "../lab/index.ts";
@@ -15,7 +14,7 @@ import { type Lab, startLab } from "../lab/index.ts";
 /** This file tests the JS engine; the native one has its own (native-probes.test.ts). */
 const JS = { probeEngine: "js" };
 
-/** Enough ports for a host's scan to go to the probe threads. */
+/** A thousand ports and more: a large scan of one host. */
 const MANY = Array.from({ length: 1100 }, (_, i) => i + 1);
 
 /** Servers on `count` ports of 127.0.0.1 that accept and never speak; counts what they accepted. */
@@ -83,7 +82,6 @@ describe("TCP prober", () => {
     lab = await startLab();
   });
   after(async () => {
-    probePool().close();
     await lab?.stop();
   });
 
@@ -92,7 +90,7 @@ describe("TCP prober", () => {
       lab.truth.services.some((s) => s.ip === h.ip && s.transport === "tcp" && s.banner),
     )!;
 
-  test("a large scan on the probe threads finds what a small one in this thread finds, banners too", async () => {
+  test("a large scan finds what a small one finds, banners too", async () => {
     const host = hostWithBanners();
     const many = [...new Set([...MANY, ...host.ports])];
     const threaded = await runModule(portScan, { kind: "IpAddress", name: host.ip }, { ports: many, ...JS });
@@ -123,7 +121,7 @@ describe("TCP prober", () => {
     });
   });
 
-  test("the throttle's global and per-host bounds hold while the probes run on other threads", async () => {
+  test("the throttle's global and per-host bounds hold while the probes run", async () => {
     const hosts = lab.truth.hosts.filter((h) => h.ports.length > 0).slice(0, 3);
     const throttle = new WatchedThrottle({ concurrency: 5, perHostConcurrency: 3, rateLimit: 0 });
     const outcomes = await Promise.all(
@@ -160,7 +158,7 @@ describe("TCP prober", () => {
     assert.ok(throttle.runs >= ports.length, `one slot per connection: ${throttle.runs} slots`);
   });
 
-  test("an abort in the middle of a threaded scan ends it; ports that had connected count as open", async () => {
+  test("an abort in the middle of a large scan ends it; ports that had connected count as open", async () => {
     const servers = await silentPorts(300);
     try {
       const controller = new AbortController();
@@ -258,66 +256,6 @@ describe("TCP prober", () => {
       assert.equal(servers.accepted.length, 1, "no port started after the cancel");
     } finally {
       await servers.close();
-    }
-  });
-});
-
-describe("probe pool", () => {
-  test("warmed, the pool's first turn already runs on a probe thread", async () => {
-    // Answers every turn as probed by the thread; a turn run in this thread would probe port 1 instead.
-    const script = new URL(
-      `data:text/javascript,${encodeURIComponent(
-        'import { parentPort } from "node:worker_threads"; parentPort.postMessage({ kind: "ready" }); parentPort.on("message", (m) => { if (m.kind === "run") parentPort.postMessage({ kind: "outcomes", outcomes: m.turns.map(({ id }) => ({ id, outcome: { probed: 0, answers: [{ port: 0, state: { open: true } }] } })) }); });',
-      )}`,
-    );
-    const pool = new ProbePool({ size: 2, script });
-    try {
-      const turn = turnOf("127.0.0.1", [1], 0, 60_000);
-      const cold = await new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
-      assert.equal(cold.probed, 1, "without warming, the first turn runs here while the threads start");
-      pool.close();
-      pool.warm();
-      while (pool.readyThreads < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-      const warm = await new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
-      assert.deepEqual(warm, { probed: 0, answers: [{ port: 0, state: { open: true } }] });
-    } finally {
-      pool.close();
-    }
-  });
-
-  test("a probe thread that dies gives its turn back unprobed, and later turns run in this thread", async () => {
-    const lab = await startLab();
-    try {
-      const host = lab.truth.hosts.find((h) => h.ports.length > 0)!;
-      // Says it is ready, then dies on the first turn it is sent.
-      const script = new URL(
-        `data:text/javascript,${encodeURIComponent(
-          'import { parentPort } from "node:worker_threads"; parentPort.postMessage({ kind: "ready" }); parentPort.on("message", () => { throw new Error("probe thread failure"); });',
-        )}`,
-      );
-      const pool = new ProbePool({ size: 1, script });
-      const turn = turnOf(host.ip, host.ports, 0, 60_000);
-      const run = () => new Promise<TurnOutcome>((resolve) => pool.run(turn, resolve));
-      // Turns run here until the thread is up; the first one it is given comes back unprobed.
-      let outcome = await run();
-      for (let i = 0; i < 500 && outcome.probed > 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        outcome = await run();
-      }
-      assert.deepEqual(outcome, { probed: 0, answers: [] });
-      // Long enough for a restarted thread to come up and fail again, were one started.
-      for (let i = 0; i < 20; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        const later = await run();
-        assert.equal(later.probed, host.ports.length);
-        assert.deepEqual(
-          later.answers.map((a) => a.port),
-          host.ports,
-        );
-      }
-      pool.close();
-    } finally {
-      await lab.stop();
     }
   });
 });

@@ -123,16 +123,17 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(mail?.details.products, [["Sendmail", "8.15.2"]], "the version is still read");
     });
 
-    test("a new title, then a new server version, makes new versions of that site's applications only", async () => {
+    test("a new title, then a new server version, makes new versions of that site's applications (and of its service, for the version) only", async () => {
       const site = ["Uri http://careers.globex.test:80", `Uri http://${careersIp}:80`];
       careers.title = "Globex Careers: we are hiring";
       const retitled = await run();
       assert.deepEqual(await written(retitled), site.sort());
       assert.equal((await application("http://careers.globex.test:80")).title, careers.title);
 
+      // The server's version is also what its service answered with: the service changes too.
       careers.server = "nginx/1.25.3";
       const upgraded = await run();
-      assert.deepEqual(await written(upgraded), site.sort());
+      assert.deepEqual(await written(upgraded), [...site, `NetworkService ${careersIp}:80/tcp`].sort());
       assert.deepEqual((await application("http://careers.globex.test:80")).products, [["Nginx", "1.25.3"]]);
 
       // Reading an earlier run still shows what it saw.

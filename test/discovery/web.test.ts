@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discoveryModules } from "../../src/discovery/modules.ts";
 import { applicationsView } from "../../src/results/applications.ts";
-import { VulnerabilityRepository } from "../../src/vulns/repository.ts";
+import { VulnerabilityRepository } from "../../src/store/vulns.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 

@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { AuditLog } from "../../src/audit/log.ts";
+import { AuditLog } from "../../src/store/audit.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { AuditLog } from "../../src/audit/log.ts";
+import { AuditLog } from "../../src/store/audit.ts";
 import { openStore } from "../../src/store/database.ts";
 import { type Sightline, spawnSightline } from "../helpers/processes.ts";
 import { BOOTSTRAP_KEYS } from "../helpers/server.ts";

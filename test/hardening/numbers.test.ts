@@ -33,6 +33,8 @@ interface IntegerParameter {
   name: string;
   where: "path" | "query";
   minimum?: number;
+  /** Valid values of the route's other path parameters (an enum's first value, or the example). */
+  examples: Record<string, string>;
 }
 
 async function integerParameters(t: TestServer): Promise<IntegerParameter[]> {
@@ -43,7 +45,12 @@ async function integerParameters(t: TestServer): Promise<IntegerParameter[]> {
       const parameters =
         (
           operation as {
-            parameters?: Array<{ in: string; name: string; schema?: { type?: string; minimum?: number } }>;
+            parameters?: Array<{
+              in: string;
+              name: string;
+              schema?: { type?: string; minimum?: number; enum?: unknown[]; examples?: unknown[] };
+              example?: unknown;
+            }>;
           }
         ).parameters ?? [];
       for (const parameter of parameters)
@@ -54,6 +61,15 @@ async function integerParameters(t: TestServer): Promise<IntegerParameter[]> {
             name: parameter.name,
             where: parameter.in,
             minimum: parameter.schema.minimum,
+            examples: Object.fromEntries(
+              parameters
+                .filter(
+                  (p) =>
+                    p.in === "path" &&
+                    (p.schema?.enum?.[0] ?? p.example ?? p.schema?.examples?.[0]) !== undefined,
+                )
+                .map((p) => [p.name, String(p.schema?.enum?.[0] ?? p.example ?? p.schema?.examples?.[0])]),
+            ),
           });
     }
   return found;
@@ -64,7 +80,7 @@ function requestPath(parameter: IntegerParameter, runId: number, value: string):
   const path = parameter.template
     .replace("{collection_name}", "target")
     .replace(/\{([^}]+)\}/g, (_, name: string) =>
-      encodeURIComponent(name === parameter.name ? value : String(runId)),
+      encodeURIComponent(name === parameter.name ? value : (parameter.examples[name] ?? String(runId))),
     );
   return parameter.where === "query" ? `${path}?${parameter.name}=${encodeURIComponent(value)}` : path;
 }

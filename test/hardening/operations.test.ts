@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { MetricsRegistry } from "../../src/api/metrics.ts";
+import { MetricsRegistry } from "../../src/app/metrics.ts";
 import { sample } from "../helpers/metrics.ts";
 import { spawnSightline } from "../helpers/processes.ts";
 import { BOOTSTRAP_KEYS, startTestServer, type TestServer } from "../helpers/server.ts";
@@ -14,16 +14,21 @@ import { createTestStore } from "../helpers/stores.ts";
 describe("metrics registry", () => {
   test("renders counters, gauges and histograms in the text format, escaping label values", async () => {
     const metrics = new MetricsRegistry();
-    const tasks = metrics.counter("sightline_tasks_total", "Tasks done,\nby module.");
+    const tasks = metrics.counter("sightline_tasks_total", "Tasks done,\nby module.", ["module"]);
     tasks.inc({ module: "dns" });
     tasks.inc({ module: "dns" }, 2);
     tasks.inc({ module: 'we"ird\\' });
-    metrics.gauge("sightline_runs", "Runs by state.", () => [
-      { labels: { state: "queued" }, value: 2 },
-      { labels: { state: "started" }, value: 1 },
-    ]);
+    metrics.gauge(
+      "sightline_runs",
+      "Runs by state.",
+      () => [
+        { labels: { state: "queued" }, value: 2 },
+        { labels: { state: "started" }, value: 1 },
+      ],
+      ["state"],
+    );
     metrics.gauge("sightline_queue_depth", "Tasks waiting.", async () => 7);
-    const latency = metrics.histogram("sightline_latency_seconds", "Latency.", [0.1, 1]);
+    const latency = metrics.histogram("sightline_latency_seconds", "Latency.", [0.1, 1], ["route"]);
     latency.observe({ route: "/a" }, 0.05);
     latency.observe({ route: "/a" }, 0.5);
     latency.observe({ route: "/a" }, 5);
@@ -34,14 +39,14 @@ describe("metrics registry", () => {
     assert.equal(sample(text, 'sightline_tasks_total{module="we\\"ird\\\\"}'), 1);
     assert.equal(sample(text, 'sightline_runs{state="queued"}'), 2);
     assert.equal(sample(text, "sightline_queue_depth"), 7);
-    assert.equal(sample(text, 'sightline_latency_seconds_bucket{route="/a",le="0.1"}'), 1);
-    assert.equal(sample(text, 'sightline_latency_seconds_bucket{route="/a",le="1"}'), 2);
-    assert.equal(sample(text, 'sightline_latency_seconds_bucket{route="/a",le="+Inf"}'), 3);
+    assert.equal(sample(text, 'sightline_latency_seconds_bucket{le="0.1",route="/a"}'), 1);
+    assert.equal(sample(text, 'sightline_latency_seconds_bucket{le="1",route="/a"}'), 2);
+    assert.equal(sample(text, 'sightline_latency_seconds_bucket{le="+Inf",route="/a"}'), 3);
     assert.equal(sample(text, 'sightline_latency_seconds_count{route="/a"}'), 3);
     assert.equal(sample(text, 'sightline_latency_seconds_sum{route="/a"}'), 5.55);
   });
 
-  test("refuses bad and duplicate names; a failing gauge is left out of that scrape only", async () => {
+  test("refuses bad and duplicate names and undeclared labels; a failing gauge has no value in that scrape only", async () => {
     const metrics = new MetricsRegistry();
     assert.throws(() => metrics.counter("bad-name", "x"), /not a valid Prometheus name/);
     metrics.gauge("ok_gauge", "Fine.", () => 1);
@@ -53,8 +58,10 @@ describe("metrics registry", () => {
     });
     const text = await metrics.render();
     assert.equal(sample(text, "ok_gauge"), 1);
-    assert.doesNotMatch(text, /broken_gauge/);
+    assert.ok(Number.isNaN(sample(text, "broken_gauge")), "NaN: no value this scrape");
     assert.deepEqual(failures, ["broken_gauge"]);
+    const counter = metrics.counter("labelled_total", "Labelled.", ["module"]);
+    assert.throws(() => counter.inc({ other: "x" }), /not included in initial labelset/);
   });
 });
 
@@ -129,7 +136,7 @@ describe("graceful shutdown", () => {
       SIGHTLINE_DATA_DIR: store.config.dataDir,
       PORT: "0",
       HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
+      LOG_LEVEL: "debug",
       SIGHTLINE_BOOTSTRAP_ACCESS_KEY: BOOTSTRAP_KEYS.accessKey,
       SIGHTLINE_BOOTSTRAP_SECRET_KEY: BOOTSTRAP_KEYS.secretKey,
     });

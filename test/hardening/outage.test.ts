@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type RunningServer, startServer } from "../../src/server.ts";
+import { type RunningServer, startServer } from "../../src/app/server.ts";
 import { openStore } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { BOOTSTRAP_KEYS, testServerConfig } from "../helpers/server.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import type { Kysely } from "kysely";
-import type { Services } from "../../src/api/context.ts";
+import type { Services } from "../../src/store/services.ts";
 import type { RunWorkFactory, TestServer } from "../helpers/server.ts";
 
 export interface RouteSpec {
@@ -19,6 +19,8 @@ export interface RouteSpec {
   takesBody: boolean;
   /** Under /api and not the public reference: keys are required. */
   authenticated: boolean;
+  /** A valid value of each path parameter the document gives one for (its enum's first, or its example). */
+  pathExamples?: Record<string, string>;
 }
 
 /** Routes the OpenAPI document leaves out on purpose, attacked all the same. */
@@ -42,7 +44,12 @@ const HIDDEN: RouteSpec[] = [
 ];
 
 interface OpenApiOperation {
-  parameters?: Array<{ in: string; name: string }>;
+  parameters?: Array<{
+    in: string;
+    name: string;
+    example?: unknown;
+    schema?: { enum?: unknown[]; examples?: unknown[] };
+  }>;
   requestBody?: unknown;
 }
 
@@ -63,6 +70,15 @@ export async function enumerateRoutes(t: TestServer): Promise<RouteSpec[]> {
         queryParams: parameters.filter((p) => p.in === "query").map((p) => p.name),
         takesBody: (operation as OpenApiOperation).requestBody !== undefined,
         authenticated: template.startsWith("/api/") && template !== "/api/openapi.json",
+        pathExamples: Object.fromEntries(
+          parameters
+            .filter(
+              (p) =>
+                p.in === "path" &&
+                (p.schema?.enum?.[0] ?? p.example ?? p.schema?.examples?.[0]) !== undefined,
+            )
+            .map((p) => [p.name, String(p.schema?.enum?.[0] ?? p.example ?? p.schema?.examples?.[0])]),
+        ),
       });
     }
   }
@@ -81,7 +97,10 @@ export function encodeSegment(value: string): string {
 
 /** The route's path with each parameter replaced by the given (already encoded) text. */
 export function fillPath(route: RouteSpec, values: Record<string, string>): string {
-  return route.template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? "1");
+  return route.template.replace(
+    /\{([^}]+)\}/g,
+    (_, name: string) => values[name] ?? route.pathExamples?.[name] ?? "1",
+  );
 }
 
 export interface RawResponse {

@@ -3,7 +3,11 @@
  * driver that does what the runs layer does with RunWork (plan → execute until no task is left, a key
  * seen twice dropped → finish), with a few tasks in flight at once.
  */
-import { type Config, DEFAULTS, loadConfig } from "../../src/config.ts";
+
+import { type Config, DEFAULTS, loadConfig } from "../../src/core/config.ts";
+import type { FoundEntity, FoundIssue } from "../../src/core/entities.ts";
+import type { RunInfo, RunWork, TaskRecord } from "../../src/core/run-work.ts";
+import { Scope } from "../../src/core/scope.ts";
 import type { Seed } from "../../src/core/seeds.ts";
 import { DiscoveryEngine } from "../../src/discovery/engine.ts";
 import {
@@ -11,17 +15,13 @@ import {
   type DiscoveryModule,
   type DiscoverySettings,
   discoveryLimits,
-  type FoundEntity,
-  type FoundIssue,
 } from "../../src/discovery/module.ts";
-import { Scope } from "../../src/discovery/scope.ts";
-import { Throttle } from "../../src/discovery/throttle.ts";
-import type { RunInfo, RunWork, TaskRecord } from "../../src/runs/work.ts";
+import { Throttle } from "../../src/discovery/net/throttle.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { CollectionsRepository } from "../../src/store/collections.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
-import { EntitiesRepository } from "../../src/store/entities.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
+import { EntitiesReader } from "./entities-reader.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
 export interface DriveResult {
@@ -77,7 +77,7 @@ export interface DiscoveryFixture {
   store: Store;
   config: Config;
   collections: CollectionsRepository;
-  entities: EntitiesRepository;
+  entities: EntitiesReader;
   engine: DiscoveryEngine;
   collectionId: number;
   /** Runs discovery once to the end with a fresh run id. */
@@ -99,7 +99,7 @@ export async function discoveryFixture(
   await migrateToLatest(store);
   const accounts = new AccountsRepository(store.db);
   const collections = new CollectionsRepository(store.db);
-  const entities = new EntitiesRepository(store.db);
+  const entities = new EntitiesReader(store.db);
   const account = await accounts.createAccount("lab", "active");
   const team = await accounts.createTeam(account.id, "blue");
   const collection = (await collections.create(account.id, team.id, "lab", seeds))!;

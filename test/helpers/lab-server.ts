@@ -17,11 +17,16 @@ export interface LabServer {
   close(): Promise<void>;
 }
 
-export async function startLabServer(dialect: "sqlite" | "postgres"): Promise<LabServer> {
-  const lab = await startLab();
+export async function startLabServer(
+  dialect: "sqlite" | "postgres",
+  options: { base?: string } = {},
+): Promise<LabServer> {
+  const lab = await startLab(options.base ? { base: options.base } : {});
   const t = await startTestServer(dialect, {
     dnsServers: [lab.resolver],
     scanAllow: ["127.0.0.0/8"],
+    // Only the lab's own ports: a server on this machine's wildcard address answers on every lab host.
+    ports: lab.ports,
     timeoutMs: 1000,
     schedulerIntervalSeconds: 3600,
   });

@@ -20,6 +20,11 @@ export interface FixtureOptions {
   present?: (host: number) => boolean;
   /** A suffix that changes the title of the applications of the hosts it is given for (a content change). */
   retitle?: (host: number) => string | undefined;
+  /**
+   * One nginx (SHARED_ADDRESS, port 443) answering for this many names, `sharedName(i)`: an application
+   * per name, each with the same inferred CVE (SHARED_ISSUE) — one finding seen through many names.
+   */
+  sharedNames?: number;
 }
 
 export const ip = (host: number) => `10.${(host >> 16) & 255}.${(host >> 8) & 255}.${host & 255}`;
@@ -62,6 +67,15 @@ export const ISSUES = [
 /** The issue of an application, if it has one (one in four applications). */
 export const issueOf = (host: number, port: number) =>
   (host + port) % 4 === 0 ? ISSUES[(host + Math.floor(port / 7)) % ISSUES.length] : undefined;
+
+export const SHARED_ADDRESS = "10.250.0.1";
+export const sharedName = (index: number) =>
+  `https://www${String(index).padStart(3, "0")}.shared.example:443`;
+export const SHARED_ISSUE = {
+  name: "inferred_cve_2021_23017",
+  pretty: "nginx 1.18.0: CVE-2021-23017 (inferred from the version)",
+  severity: 2,
+};
 
 /** CVE ids of the shipped vulnerability seed, one list per product version that carries any. */
 async function cvesByProduct(db: Kysely<Database>): Promise<Map<string, string[]>> {
@@ -222,6 +236,58 @@ function hostWork(host: number, cves: Map<string, string[]>, titleSuffix?: strin
   return { entities, findings };
 }
 
+/** The shared nginx and its `count` names, each application with the same inferred CVE. */
+function sharedWork(count: number) {
+  const service = `${SHARED_ADDRESS}:443/tcp`;
+  const entities: StagedEntity[] = [
+    {
+      kind: "NetworkService",
+      name: service,
+      scoped: true,
+      hidden: false,
+      depth: 2,
+      aliases: [],
+      ancestors: [],
+      details: { ip_address: SHARED_ADDRESS, port: 443, protocol: "tcp", service: "https" },
+    },
+  ];
+  const findings: Finding[] = [];
+  for (let index = 0; index < count; index++) {
+    const name = sharedName(index);
+    entities.push({
+      kind: "Uri",
+      name,
+      scoped: true,
+      hidden: false,
+      depth: 3,
+      aliases: [],
+      ancestors: [{ name: service, type: "Service::Entity::NetworkService" }],
+      details: {
+        uri: `${name}/`,
+        code: "200",
+        title: "Welcome to nginx!",
+        port: 443,
+        ip_address: SHARED_ADDRESS,
+      },
+    });
+    findings.push({
+      name: SHARED_ISSUE.name,
+      entityKind: "Uri",
+      entityName: name,
+      prettyName: SHARED_ISSUE.pretty,
+      severity: SHARED_ISSUE.severity,
+      confidence: "potential",
+      category: "vulnerability",
+      description: "CVE-2021-23017: a DNS resolver off-by-one in nginx before 1.21.0.",
+      remediation: "Upgrade nginx.",
+      references: [{ type: "description", uri: "https://nvd.nist.gov/vuln/detail/CVE-2021-23017" }],
+      details: { cve: "CVE-2021-23017" },
+      scoped: true,
+    });
+  }
+  return { entities, findings };
+}
+
 /** The netblocks of the hosts present. */
 function netblocks(hosts: number[]): StagedEntity[] {
   const blocks = new Map<string, string[]>();
@@ -301,6 +367,8 @@ export async function buildRun(
     }
     await entities.stage(run.id, collection.collectionId, work);
   }
+  if (options.sharedNames)
+    await entities.stage(run.id, collection.collectionId, { ...sharedWork(options.sharedNames), notes: [] });
   await entities.stage(run.id, collection.collectionId, {
     entities: netblocks(present),
     findings: [],

@@ -1,9 +1,10 @@
 /** A real Sightline server on an ephemeral port over a test store, and a small HTTP client for it. */
-import type { Services } from "../../src/api/context.ts";
+
 import type { LogSettings } from "../../src/api/logging.ts";
-import { type Config, loadConfig } from "../../src/config.ts";
-import type { RunWork } from "../../src/runs/work.ts";
-import { type RunningServer, startServer } from "../../src/server.ts";
+import { type RunningServer, startServer } from "../../src/app/server.ts";
+import { type Config, loadConfig } from "../../src/core/config.ts";
+import type { RunWork } from "../../src/core/run-work.ts";
+import type { Services } from "../../src/store/services.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
 export interface Keys {

@@ -11,7 +11,8 @@ export const REDIS_URL = process.env.SIGHTLINE_TEST_REDIS_URL ?? "redis://127.0.
 function reachable(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port), timeout: 1000 });
+    // Generous: on a loaded machine a loopback connect can wait on a busy event loop for a while.
+    const socket = connect({ host: hostname, port: Number(port), timeout: 10_000 });
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);

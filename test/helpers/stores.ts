@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { Config } from "../../src/config.ts";
+import type { Config } from "../../src/core/config.ts";
 import { POSTGRES_URL, serviceSkipReason } from "./services.ts";
 
 export interface TestStore {

@@ -1,5 +1,5 @@
 /** Throttles for tests. */
-import { Throttle } from "../../src/discovery/throttle.ts";
+import { Throttle } from "../../src/discovery/net/throttle.ts";
 
 /** A throttle that records how many operations it let run at once, overall and per host. */
 export class WatchedThrottle extends Throttle {

@@ -19,7 +19,8 @@ before(async () => {
   t = await startTestServer("sqlite", {
     dnsServers: [lab.resolver],
     scanAllow: [lab.block],
-    ports: "22,80,443",
+    // The web, TLS and banner targets, and the services the exposure checks meet (SNMP is found over UDP).
+    ports: "21,22,80,389,443,1883,6379,8080,11211",
     depth: DEPTH,
     // Many targets wait out a time bound at once; more tasks in flight keep the run short.
     taskConcurrency: 32,

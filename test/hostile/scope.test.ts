@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { Scope } from "../../src/core/scope.ts";
 import type { Seed } from "../../src/core/seeds.ts";
 import { discoveryModules } from "../../src/discovery/modules.ts";
-import { Scope } from "../../src/discovery/scope.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 import { withRandomPort } from "../lab/sockets.ts";

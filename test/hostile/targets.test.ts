@@ -5,13 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { dnsRecords } from "../../src/discovery/dns.ts";
-import { zoneTransfer } from "../../src/discovery/dns-axfr.ts";
-import { HttpClient } from "../../src/discovery/http/fetch.ts";
-import { createHttpModule } from "../../src/discovery/http.ts";
-import type { DiscoveryLimits, DiscoveryModule, FoundEntity } from "../../src/discovery/module.ts";
-import { portScan } from "../../src/discovery/ports.ts";
-import { handshake, tlsCertificates } from "../../src/discovery/tls.ts";
+import type { FoundEntity } from "../../src/core/entities.ts";
+import type { DiscoveryLimits, DiscoveryModule } from "../../src/discovery/module.ts";
+import { dnsRecords } from "../../src/discovery/modules/dns.ts";
+import { zoneTransfer } from "../../src/discovery/modules/dns-axfr.ts";
+import { createHttpModule } from "../../src/discovery/modules/http.ts";
+import { portScan } from "../../src/discovery/modules/ports.ts";
+import { handshake, tlsCertificates } from "../../src/discovery/modules/tls.ts";
+import { HttpClient } from "../../src/discovery/net/http-fetch.ts";
 import { MiB, measure } from "../helpers/bounds.ts";
 import { namesOf, runModule } from "../helpers/discovery.ts";
 import {

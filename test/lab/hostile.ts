@@ -7,6 +7,11 @@
  * - TLS (port 443): a Certificate message holding garbage instead of DER, one announcing 16 MB and
  *   streaming it, and a real certificate naming thousands of hosts;
  * - banners (port 22): a service that never speaks and never closes, and one whose greeting never ends;
+ * - services the exposure checks and the UDP pass meet (each on its service's usual port): garbage
+ *   answering a Redis command, memcached statistics that never end, an FTP greeting trickled byte by
+ *   byte, an MQTT broker that never answers, an LDAP server that closes at once, TLS where Redis was
+ *   expected, an SNMP agent that floods replies, and a "proxy" answering 200 (with a Via header) to
+ *   everything;
  * - DNS (its own server, the zone's only name server, port 53): a CNAME loop, an endless CNAME chain,
  *   oversized TXT records, a name with a thousand addresses, truncated and garbled answers, a name it
  *   never answers, and a zone transfer that never ends.
@@ -19,6 +24,7 @@ import { createSocket, type RemoteInfo } from "node:dgram";
 import { createServer as createHttpServer, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { createServer, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 import { gzipSync } from "node:zlib";
 import dnsPacket, { type Answer, type DecodedPacket, type Packet } from "dns-packet";
 import { createCertificateAuthority } from "./certificates.ts";
@@ -40,6 +46,14 @@ const HOSTS = {
   sans: { octet: 13, port: 443 },
   mute: { octet: 21, port: 22 },
   chatter: { octet: 22, port: 22 },
+  "garbage-redis": { octet: 31, port: 6379 },
+  "endless-stats": { octet: 32, port: 11211 },
+  "trickle-ftp": { octet: 33, port: 21 },
+  "silent-mqtt": { octet: 34, port: 1883 },
+  "closing-ldap": { octet: 35, port: 389 },
+  "tls-redis": { octet: 36, port: 6379 },
+  "snmp-flood": { octet: 37, port: 161 },
+  "yes-proxy": { octet: 38, port: 8080 },
 } as const;
 
 export type HostileHost = keyof typeof HOSTS;
@@ -162,6 +176,25 @@ async function launch(base: string): Promise<HostileLab> {
     await start(listenTcp(https, targets.sans.ip, 443));
     await start(listenTcp(createServer(muteBanner), targets.mute.ip, 22));
     await start(listenTcp(createServer(endlessBanner), targets.chatter.ip, 22));
+    await start(listenTcp(createServer(garbageAnswers), targets["garbage-redis"].ip, 6379));
+    await start(listenTcp(createServer(endlessStats), targets["endless-stats"].ip, 11211));
+    await start(listenTcp(createServer(trickledFtpGreeting), targets["trickle-ftp"].ip, 21));
+    await start(listenTcp(createServer(muteBanner), targets["silent-mqtt"].ip, 1883));
+    await start(
+      listenTcp(
+        createServer((socket) => socket.destroy()),
+        targets["closing-ldap"].ip,
+        389,
+      ),
+    );
+    const tlsRedis = createTlsServer({ key: sans.keyPem, cert: sans.chainPem }, (socket) => {
+      socket.on("error", () => {});
+      socket.on("data", () => socket.write("hello from a TLS service\r\n"));
+    });
+    tlsRedis.on("tlsClientError", () => {});
+    await start(listenTcp(tlsRedis, targets["tls-redis"].ip, 6379));
+    await start(bindUdp(floodingAgent(), targets["snmp-flood"].ip, 161));
+    await start(listenTcp(createHttpServer(yesProxy), targets["yes-proxy"].ip, 8080));
     await start(startDnsServer(dnsIp, zone));
   } catch (error) {
     await stopAll();
@@ -333,6 +366,52 @@ function endlessBanner(socket: Socket): void {
     first = false;
     return Buffer.concat([Buffer.from("SSH-2.0-"), KILOBYTES_64]);
   });
+}
+
+// --- services the exposure checks meet -----------------------------------------------------------
+
+/** Random bytes in answer to anything, and the connection left open. */
+function garbageAnswers(socket: Socket): void {
+  socket.on("error", () => {});
+  socket.on("data", () => socket.write(randomBytes(512)));
+}
+
+/** memcached's `stats` answered with statistics that never reach END. */
+function endlessStats(socket: Socket): void {
+  socket.on("error", () => {});
+  socket.once("data", () => {
+    let n = 0;
+    flood(socket, () =>
+      n++ === 0 ? "STAT pid 1\r\nSTAT version 1.6.18\r\n" : `STAT filler_${n} ${"x".repeat(200)}\r\n`,
+    );
+  });
+}
+
+/** An FTP greeting, one byte every 200 ms, for ever. */
+function trickledFtpGreeting(socket: Socket): void {
+  const text = "220 Welcome to a very slow FTP server\r\n";
+  let index = 0;
+  const timer = setInterval(() => {
+    if (!socket.destroyed) socket.write(text[index++ % text.length]!);
+  }, 200);
+  socket.on("error", () => {});
+  socket.on("close", () => clearInterval(timer));
+}
+
+/** Answers every datagram with a burst of 500 datagrams of garbage. */
+function floodingAgent() {
+  const socket = createSocket("udp4");
+  const junk = randomBytes(1024);
+  socket.on("message", (_message: Buffer, remote: RemoteInfo) => {
+    for (let i = 0; i < 500; i++) socket.send(junk, remote.port, remote.address);
+  });
+  return socket;
+}
+
+/** 200 OK, with a Via header, to every request in every form: absolute-form, origin-form, anything. */
+function yesProxy(_request: unknown, response: ServerResponse): void {
+  response.writeHead(200, { "content-type": "text/html", via: "1.1 yes-proxy" });
+  response.end("<html><body>OK</body></html>");
 }
 
 // --- DNS -----------------------------------------------------------------------------------------

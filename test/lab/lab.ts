@@ -134,6 +134,11 @@ async function launch(base: string, world: LabWorld, ca: CertificateAuthority): 
         bruteforceWords: world.bruteforceWords,
       });
     },
+    get ports() {
+      const ports = new Set<number>();
+      for (const host of hosts.values()) for (const service of host.services) ports.add(service.spec.port);
+      return [...ports].sort((a, b) => a - b).join(",");
+    },
     ip: (suffix) => `${base}.${suffix}`,
     addHost: async (spec) => publish([await startHost(spec)]),
     async removeHost(ip) {

@@ -289,6 +289,11 @@ export interface Lab {
   readonly caPem: string;
   /** A fresh snapshot on every read. */
   readonly truth: LabTruth;
+  /**
+   * The TCP ports the lab's hosts listen on, as a SIGHTLINE_PORTS list ("21,22,80,…"): scanning only
+   * these keeps whatever else listens on this machine's wildcard addresses out of a lab run's results.
+   */
+  readonly ports: string;
   /** `ip("0.99")` is `${base}.0.99`. */
   ip(suffix: string): string;
   /** Starts the host's services, then publishes its records (bumping the zones' SOA serials). */

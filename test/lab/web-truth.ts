@@ -96,8 +96,21 @@ function serviceProductsOf(spec: ServiceSpec, banner: string | undefined): Produ
     const version = /^\d+\.\d+\.\d+/.exec(spec.version)?.[0] ?? "";
     return [product("MySQL", { vendor: "oracle", product: "mysql" }, version)];
   }
+  // Identification asks a Redis `INFO server`, which the lab's Redis answers with its version.
+  if (spec.kind === "redis") return [product("Redis", { vendor: "redis", product: "redis" }, spec.version)];
   return BANNER_PRODUCTS.find(([pattern]) => banner !== undefined && pattern.test(banner))?.[1];
 }
+
+/**
+ * What the shipped template library raises on a page served without any security header (the lab's
+ * default pages and most of its web applications): Content-Security-Policy, X-Frame-Options and
+ * X-Content-Type-Options missing.
+ */
+export const MISSING_SECURITY_HEADERS = [
+  "template:missing-csp",
+  "template:missing-x-content-type-options",
+  "template:missing-x-frame-options",
+];
 
 /** The inferred-CVE issue name Sightline gives a CVE: `inferred_cve_2021_41773`. */
 export const inferredCveIssue = (cve: string) =>
@@ -113,6 +126,7 @@ function defaultSite(spec: WebSpec): (WebExpectations & { title: string }) | und
   const issues = [
     ...(page.disclosesVersion ? ["server_version_disclosure"] : []),
     ...(spec.kind === "https" ? ["missing_hsts_header"] : []),
+    ...MISSING_SECURITY_HEADERS,
   ];
   return { products: page.products, issues, title: spec.title };
 }

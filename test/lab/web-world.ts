@@ -4,8 +4,9 @@
  * the truth (web-truth.ts) says what a scanner must find:
  * - legacy: Apache httpd 2.4.49 (CVE-2021-41773, CVE-2021-42013) with a directory listing and an
  *   exposed .git/HEAD;
- * - blog: a WordPress-like page (generator meta tag, jQuery 3.4.1), PHP in X-Powered-By, a login form
- *   over plain HTTP, a script from cdn.thirdparty.test and a tracking pixel;
+ * - blog: a WordPress-like page (generator meta tag, jQuery 3.4.1 from a CDN, jQuery UI 1.12.1
+ *   named only by a same-host file's banner), PHP in X-Powered-By, a login form over plain HTTP,
+ *   a script from cdn.thirdparty.test and a tracking pixel;
  * - shop: HTTPS without Strict-Transport-Security, a cookie without Secure/HttpOnly;
  * - one address with name-based virtual hosts: www (clean, loads third-party script and fonts), portal
  *   (IIS/ASP.NET login over plain HTTP), anything else the nginx welcome page;
@@ -20,7 +21,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { HostSpec, LabWorld, WebExpectations } from "./types.ts";
-import { product } from "./web-truth.ts";
+import { MISSING_SECURITY_HEADERS, product } from "./web-truth.ts";
 
 /** A header value or page, fixed or made anew for every answer (a session id, a nonce, the time). */
 type Made = string | (() => string);
@@ -69,7 +70,12 @@ const legacy: WebExpectations = {
     product("Apache HTTP Server", APACHE, "2.4.49", ["CVE-2021-41773", "CVE-2021-42013"]),
     product("UNIX", { part: "o", vendor: "unix", product: "unix" }),
   ],
-  issues: ["directory_listing", "exposed_git_repository", "server_version_disclosure"],
+  issues: [
+    "directory_listing",
+    "exposed_git_repository",
+    "server_version_disclosure",
+    ...MISSING_SECURITY_HEADERS,
+  ],
 };
 
 const blog: WebExpectations = {
@@ -78,10 +84,12 @@ const blog: WebExpectations = {
     product("Debian", { part: "o", vendor: "debian", product: "debian_linux" }),
     product("PHP", { vendor: "php", product: "php" }, "7.3.10", ["CVE-2019-11043"]),
     product("WordPress", { vendor: "wordpress", product: "wordpress" }, "5.8.2"),
-    product("jQuery", { vendor: "jquery", product: "jquery" }, "3.4.1", ["CVE-2020-11022"]),
+    product("jQuery", { vendor: "jquery", product: "jquery" }, "3.4.1", ["CVE-2020-11022", "CVE-2020-11023"]),
+    product("jQuery UI", { vendor: "jquery", product: "jquery_ui" }, "1.12.1"),
   ],
-  issues: ["login_form_without_tls", "server_version_disclosure"],
+  issues: ["login_form_without_tls", "server_version_disclosure", ...MISSING_SECURITY_HEADERS],
   thirdParties: [
+    { host: "cdn.jsdelivr.net", kind: "script" },
     { host: "cdn.thirdparty.test", kind: "script" },
     { host: "pixel.adnetwork.test", kind: "web_resource" },
   ],
@@ -155,10 +163,17 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
                     "Globex Blog",
                     '<meta name="generator" content="WordPress 5.8.2">' +
                       '<link rel="stylesheet" href="/wp-content/themes/globex/style.css">' +
-                      '<script src="/wp-includes/js/jquery/jquery-3.4.1.min.js"></script>' +
+                      // jQuery from a CDN (its version in the package path), jQuery UI named only by
+                      // the banner of a same-host file.
+                      '<script src="https://cdn.jsdelivr.net/npm/jquery@3.4.1/dist/jquery.min.js"></script>' +
+                      '<script src="/wp-content/themes/globex/vendor.js"></script>' +
                       '<script src="https://cdn.thirdparty.test/app.js"></script>',
                     `<p>News from Globex.</p>${LOGIN_FORM("/wp-login.php", "log", "pwd", `<input type="hidden" name="_wpnonce" value="${token(5)}">`)}<img src="https://pixel.adnetwork.test/p.gif" alt="">`,
                   ),
+              },
+              "/wp-content/themes/globex/vendor.js": {
+                headers: { "content-type": "application/javascript" },
+                body: `/*! jQuery UI - v1.12.1 - 2016-09-14\n* http://jqueryui.com\n* Copyright jQuery Foundation and other contributors; Licensed MIT */\n(function(t){"use strict";t.ui=t.ui||{}})(window.jQuery);\n${"/* theme */\n".repeat(2000)}`,
               },
             },
           ),
@@ -185,7 +200,10 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
             { "set-cookie": () => `cart_id=${token(8)}; Path=/` },
             { "/": { body: html("Globex Shop", "", "<p>Everything Globex makes.</p>") } },
           ),
-          expect: { products: [NGINX], issues: ["insecure_cookie", "missing_hsts_header"] },
+          expect: {
+            products: [NGINX],
+            issues: ["insecure_cookie", "missing_hsts_header", ...MISSING_SECURITY_HEADERS],
+          },
         },
       ],
     },
@@ -211,7 +229,7 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
               },
             },
           ),
-          expect: { products: [NGINX], issues: [] },
+          expect: { products: [NGINX], issues: MISSING_SECURITY_HEADERS },
           virtualHosts: [
             {
               names: ["www.globex.test"],
@@ -269,7 +287,7 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
                   product("IIS", { vendor: "microsoft", product: "internet_information_services" }, "10.0"),
                   product("Microsoft ASP.NET", { vendor: "microsoft", product: "asp.net" }, "4.0.30319"),
                 ],
-                issues: ["login_form_without_tls", "server_version_disclosure"],
+                issues: ["login_form_without_tls", "server_version_disclosure", ...MISSING_SECURITY_HEADERS],
               },
             },
           ],

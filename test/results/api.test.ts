@@ -10,7 +10,7 @@ import { waitFor } from "../runs/helpers.ts";
 import { HOST } from "./helpers.ts";
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
-const PATHS = ["hosts", "domains", "netblocks", "recent"];
+const PATHS = ["hosts", "domains", "netblocks", "recent", "services"];
 
 for (const { dialect, skip } of await dialects()) {
   describe(`results API on ${dialect}`, { skip }, () => {
@@ -154,17 +154,62 @@ for (const { dialect, skip } of await dialects()) {
       );
     });
 
+    test("services: every open port with what it answered, filtered, paged and exported", async () => {
+      const truth = lab.truth;
+      const services = await t.request("GET", "/api/collections/lab/services");
+      assert.equal(services.status, 200, services.text);
+      const byName = new Map(services.body.result.map((s: { name: string }) => [s.name, s]));
+      const tcp = truth.services.filter((s) => s.transport === "tcp");
+      for (const expected of tcp) {
+        const item = byName.get(`${expected.ip}:${expected.port}/tcp`) as Record<string, unknown>;
+        assert.ok(item, `${expected.ip}:${expected.port}`);
+        assert.equal(item.address, expected.ip);
+        assert.equal(item.port, expected.port);
+        assert.equal(item.protocol, "tcp");
+        assert.match(String(item.first_seen), TIMESTAMP);
+        if (["ssh", "smtp", "ftp", "mysql", "redis"].includes(expected.service))
+          assert.equal(item.service, expected.service, JSON.stringify(item));
+      }
+      const ssh = services.body.result.find((s: { service: string }) => s.service === "ssh");
+      assert.equal(ssh.product, "OpenSSH");
+      assert.match(ssh.cpe, /^cpe:2\.3:a:openbsd:openssh:/);
+      assert.equal(ssh.identified_by, "greeting");
+      const https = services.body.result.find((s: { tls: boolean }) => s.tls);
+      assert.ok(https, "a TLS service says so");
+      assert.match(https.tls_protocol, /^TLSv1/);
+
+      const only22 = await t.request("GET", "/api/collections/lab/services?port=22");
+      assert.ok(only22.body.result.length > 0);
+      assert.ok(only22.body.result.every((s: { port: number }) => s.port === 22));
+      const paged = await t.request("GET", "/api/collections/lab/services?limit=1");
+      assert.equal(paged.body.result.length, 1);
+      const csv = await t.request("GET", "/api/collections/lab/services?format=csv");
+      assert.equal(csv.status, 200);
+      const [header, ...rows] = csv.text.trim().split("\n");
+      assert.match(header, /address.*port.*protocol.*service.*product.*version.*cpe.*tls/);
+      assert.equal(rows.length, services.body.result.length);
+      const unknown = await t.request("GET", "/api/collections/lab/services?colour=red");
+      assert.equal(unknown.status, 400);
+    });
+
     test("through the API, every lab host, port, certificate and netblock, and nothing else", async () => {
       const truth = lab.truth;
       const hosts = (await t.request("GET", "/api/collections/lab/hosts")).body.result;
       const expectedHosts = truth.hosts.flatMap((h) => (h.ipv6 ? [h.ip, h.ipv6] : [h.ip]));
       assert.deepEqual(Object.keys(hosts).sort(), expectedHosts.sort());
-      for (const host of truth.hosts)
-        assert.deepEqual(
-          hosts[host.ip].ports.map((p: { number: string }) => parseDecimalExponent(p.number)),
-          host.ports,
-          host.ip,
-        );
+      type Port = { number: string; protocol: string };
+      for (const host of truth.hosts) {
+        const ports = (protocol: string) =>
+          hosts[host.ip].ports
+            .filter((p: Port) => p.protocol === protocol)
+            .map((p: Port) => parseDecimalExponent(p.number));
+        assert.deepEqual(ports("tcp"), host.ports, host.ip);
+        // The UDP pass finds what answers over UDP: the name servers' port 53.
+        const udp = truth.services
+          .filter((s) => s.ip === host.ip && s.transport === "udp")
+          .map((s) => s.port);
+        assert.deepEqual(ports("udp"), udp, `${host.ip} over UDP`);
+      }
       const recent = (await t.request("GET", "/api/collections/lab/recent")).body.result;
       const certificates = recent
         .filter((e: { type: string }) => e.type === "Service::Entity::SslCertificate")

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { batches, collect, inBatches, mapReleased } from "../../src/results/query.ts";
+import { batches, collect, inBatches, mapReleased } from "../../src/store/result-queries.ts";
 
 async function* numbers(count: number) {
   for (let i = 0; i < count; i++) yield i;

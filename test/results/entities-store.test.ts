@@ -1,12 +1,16 @@
 /** Staging and merging a run's findings into a collection's results, on SQLite and PostgreSQL. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { loadConfig } from "../../src/config.ts";
+import { sql } from "kysely";
+import { loadConfig } from "../../src/core/config.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { CollectionsRepository } from "../../src/store/collections.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
-import { EntitiesRepository, mergeDetails, type StagedEntity } from "../../src/store/entities.ts";
+import { DetailsMerger, mergeDetails, type StagedEntity } from "../../src/store/entities.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
+import { findingEndpoints } from "../../src/store/migrations/013-finding-endpoints.ts";
+import { ResultQueries } from "../../src/store/result-queries.ts";
+import { EntitiesReader } from "../helpers/entities-reader.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
 
 const staged = (kind: string, name: string, extra: Partial<StagedEntity> = {}): StagedEntity => ({
@@ -56,11 +60,47 @@ test("mergeDetails: objects key by key, arrays as a union, scalars the later", (
   assert.deepEqual(mergeDetails(headers, headers), headers);
 });
 
+test("DetailsMerger gives what folding mergeDetails gives, for sightings of every shape", () => {
+  // A fixed pseudo-random sequence: lists alike and not, nested objects, values changing type.
+  let state = 7;
+  const next = (n: number) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % n;
+  };
+  const value = (depth: number): unknown => {
+    switch (next(depth > 1 ? 4 : 6)) {
+      case 0:
+        return next(3);
+      case 1:
+        return ["x", "y", "z"][next(3)];
+      case 2:
+        return null;
+      case 3:
+        return Array.from({ length: next(3) }, () => ["a", "b", "c", { k: 1 }][next(4)]);
+      case 4:
+        return next(2) === 0 ? ["h1", "h2"] : ["h1", "h2"];
+      default:
+        return Object.fromEntries(Array.from({ length: next(3) }, () => [`k${next(4)}`, value(depth + 1)]));
+    }
+  };
+  for (let trial = 0; trial < 300; trial++) {
+    const sightings = Array.from({ length: 1 + next(5) }, () =>
+      Object.fromEntries(Array.from({ length: 1 + next(4) }, () => [`f${next(5)}`, value(0)])),
+    );
+    const merger = new DetailsMerger();
+    for (const sighting of sightings) merger.add(sighting);
+    const folded = sightings
+      .slice(1)
+      .reduce((merged, sighting) => mergeDetails(merged, sighting), sightings[0]);
+    assert.equal(JSON.stringify(merger.result()), JSON.stringify(folded));
+  }
+});
+
 for (const { dialect, skip } of await dialects()) {
   describe(`entities repository on ${dialect}`, { skip }, () => {
     let testStore: TestStore;
     let store: Store;
-    let entities: EntitiesRepository;
+    let entities: EntitiesReader;
     let collectionId: number;
 
     before(async () => {
@@ -71,7 +111,7 @@ for (const { dialect, skip } of await dialects()) {
       const account = await accounts.createAccount("a", "active");
       const team = await accounts.createTeam(account.id, "t");
       collectionId = (await new CollectionsRepository(store.db).create(account.id, team.id, "c", []))!.id;
-      entities = new EntitiesRepository(store.db);
+      entities = new EntitiesReader(store.db);
     });
     after(async () => {
       await store?.close();
@@ -167,7 +207,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(await entities.currentFindings(collectionId), [], "run 2 raised nothing");
     });
 
-    test("a run that never finishes leaves the previous results; its staging can be discarded", async () => {
+    test("a run that never finishes leaves the previous results", async () => {
       await entities.stage(3, collectionId, {
         entities: [staged("DnsRecord", "partial.a.test")],
         findings: [],
@@ -176,9 +216,6 @@ for (const { dialect, skip } of await dialects()) {
       const names = (await entities.current(collectionId)).map((e) => e.name).sort();
       assert.deepEqual(names, ["192.0.2.1", "new.a.test"]);
       assert.equal(await entities.countCurrent(collectionId), 2);
-      await entities.discardStaging(3);
-      const left = await store.db.selectFrom("staged_entities").selectAll().where("run_id", "=", 3).execute();
-      assert.deepEqual(left, []);
     });
 
     test("tasks finishing in another order do not make an unchanged entity a new version", async () => {
@@ -231,6 +268,82 @@ for (const { dialect, skip } of await dialects()) {
       await entities.stage(8, collectionId, service("www.a.test", "SSH-2.0-OpenSSH_9.7", 3));
       await entities.finishRun(8, collectionId);
       assert.equal(await versions(), first + 1, "a new banner is a new version");
+    });
+
+    test("a finding keeps the service its entity runs on, as of each run; a move is a new version", async () => {
+      const accounts = new AccountsRepository(store.db);
+      const account = await accounts.createAccount("moves", "active");
+      const team = await accounts.createTeam(account.id, "t");
+      const moves = (await new CollectionsRepository(store.db).create(account.id, team.id, "moves", []))!.id;
+      const queries = new ResultQueries(store.db);
+      const onFinding = (kind: string, name: string) => ({
+        ...finding("missing_hsts", name),
+        entityKind: kind,
+      });
+      const work = (address: string) => ({
+        entities: [
+          staged("Uri", "https://www.m.test:443", {
+            details: { code: "200", ip_address: address, port: 443 },
+          }),
+          staged("NetworkService", "[2001:db8::1]:443/tcp", {
+            details: { ip_address: "2001:db8::1", port: 443 },
+          }),
+          staged("Domain", "m.test"),
+        ],
+        findings: [
+          onFinding("Uri", "https://www.m.test:443"),
+          onFinding("NetworkService", "[2001:db8::1]:443/tcp"),
+          onFinding("Domain", "m.test"),
+        ],
+        notes: [],
+      });
+      const endpoints = async (runId: number) => {
+        const run = { collectionId: moves, runId, finishedAt: new Date().toISOString() };
+        const found: Record<string, string | null> = {};
+        for await (const row of queries.findings(run, {})) found[row.entityName] = row.endpoint;
+        return found;
+      };
+      const versions = async () =>
+        (
+          await store.db
+            .selectFrom("findings")
+            .select("entity_name")
+            .where("collection_id", "=", moves)
+            .execute()
+        )
+          .map((row) => row.entity_name)
+          .sort();
+      await entities.stage(901, moves, work("192.0.2.7"));
+      await entities.finishRun(901, moves);
+      const first = {
+        "https://www.m.test:443": "192.0.2.7:443",
+        "[2001:db8::1]:443/tcp": "[2001:db8::1]:443",
+        "m.test": null,
+      };
+      assert.deepEqual(await endpoints(901), first);
+      await entities.stage(902, moves, work("192.0.2.8"));
+      await entities.finishRun(902, moves);
+      assert.deepEqual(await endpoints(902), { ...first, "https://www.m.test:443": "192.0.2.8:443" });
+      assert.deepEqual(await endpoints(901), first, "run 901 still reads as it was");
+      assert.deepEqual(
+        await versions(),
+        ["[2001:db8::1]:443/tcp", "https://www.m.test:443", "https://www.m.test:443", "m.test"],
+        "only the finding whose entity moved has a new version",
+      );
+
+      // Findings stored before migration 013 take the endpoint of their entity as of their last run.
+      const stored = () =>
+        store.db
+          .selectFrom("findings")
+          .select(["id", "endpoint"])
+          .orderBy("id")
+          .execute()
+          .then((rows) => rows.map((row) => [row.id, row.endpoint]));
+      const kept = await stored();
+      await sql`drop index findings_by_endpoint`.execute(store.db);
+      await sql`alter table findings drop column endpoint`.execute(store.db);
+      await findingEndpoints.up(store.db, dialect);
+      assert.deepEqual(await stored(), kept);
     });
   });
 }

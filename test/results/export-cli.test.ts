@@ -78,11 +78,32 @@ describe("sightline export", () => {
     );
     const table = await sightline(["results", "estate", "hosts"]);
     assert.equal(table.code, 0, table.output);
-    assert.match(table.output, /^IP\s+FIRST_SEEN\s+LAST_SEEN\s+NET_NAME/m);
+    assert.match(table.output, /^IP\s+PORTS\s+NAMES\s+NETWORK\s+COUNTRY\s+IN SCOPE$/m);
     assert.ok(
       hosts.every((ip) => table.output.includes(ip)),
       "every host has its row",
     );
+  });
+
+  test("sightline results services: each port with the service and product it answered with", async () => {
+    const json = await sightline(["results", "estate", "services", "--format", "json"]);
+    assert.equal(json.code, 0, json.output);
+    const services = JSON.parse(json.output) as Array<{ address: string; port: number; service: string }>;
+    assert.ok(services.length >= HOSTS * 2);
+    assert.ok(services.some((service) => service.port === 22 && service.service === "ssh"));
+    const table = await sightline(["results", "estate", "services"]);
+    assert.equal(table.code, 0, table.output);
+    assert.match(table.output, /^ADDRESS\s+PORT\s+PROTOCOL\s+SERVICE\s+PRODUCT\s+VERSION\s*$/m);
+    assert.match(table.output, /\b22\s+tcp\s+ssh\b/);
+    const lines = table.output.split("\n").filter((line) => /^10\./.test(line));
+    assert.deepEqual(
+      lines.slice(0, 3).map((line) => line.split(/\s+/).slice(0, 2).join(":")),
+      ["10.0.0.0:80", "10.0.0.0:443", "10.0.0.1:22"],
+      "addresses in numeric order, then ports",
+    );
+    const wide = await sightline(["results", "estate", "services", "--wide"]);
+    assert.equal(wide.code, 0, wide.output);
+    assert.match(wide.output, /\bTLS\b.*\bSTARTTLS\b/, "--wide shows the TLS facts too");
   });
 
   test("CSV to a file: the server's rows, header first, equal to the JSON items", async () => {

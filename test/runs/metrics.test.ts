@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type { RunWork } from "../../src/core/run-work.ts";
 import { DiscoveryEngine } from "../../src/discovery/engine.ts";
 import type { DiscoveryModule } from "../../src/discovery/module.ts";
 import { BullRunQueue } from "../../src/runs/bullmq-queue.ts";
-import type { RunWork } from "../../src/runs/work.ts";
 import { sample } from "../helpers/metrics.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { REDIS_URL, serviceSkipReason } from "../helpers/services.ts";
@@ -129,6 +129,7 @@ describe("run metrics at GET /metrics", () => {
       'sightline_discovery_tasks_failed_total{module="holding"}': 0,
       'sightline_discovery_errors_total{module="breaking"}': 1,
       'sightline_discovery_errors_total{module="holding"}': 0,
+      'sightline_discovery_module_seconds_count{module="holding"}': 3,
     });
   });
 });

@@ -1,8 +1,8 @@
 /** Redis going away for a while in distributed mode: the API stays up, says so, and loses no run. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { loadConfig } from "../../src/config.ts";
-import { type RunningWorker, startWorker } from "../../src/runs/worker.ts";
+import { type RunningWorker, startWorker } from "../../src/app/worker.ts";
+import { loadConfig } from "../../src/core/config.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { POSTGRES_URL, REDIS_URL, serviceSkipReason } from "../helpers/services.ts";
 import { startTcpProxy } from "../helpers/tcp-proxy.ts";

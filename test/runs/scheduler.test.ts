@@ -1,12 +1,12 @@
 /** Automatic runs: the rate rule, and firing each due run exactly once however many schedulers race. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Services } from "../../src/api/context.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/core/config.ts";
 import { createRunSystem, type RunSystem } from "../../src/runs/runtime.ts";
 import { scanInterval } from "../../src/runs/scan-rate.ts";
-import { openServices } from "../../src/services.ts";
 import type { AccountStatus } from "../../src/store/schema.ts";
+import type { Services } from "../../src/store/services.ts";
+import { openServices } from "../../src/store/services.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
 import { TestWork } from "./fixtures/test-work.ts";
 

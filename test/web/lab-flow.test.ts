@@ -48,6 +48,8 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     t = await startTestServer("sqlite", {
       dnsServers: [lab.resolver],
       scanAllow: ["127.0.0.0/8"],
+      // Only the lab's own ports: a server on this machine's wildcard address answers on every lab host.
+      ports: lab.ports,
       timeoutMs: 1000,
     });
     ({ browser, page } = await openBrowser());
@@ -103,6 +105,9 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     const dialog = page.getByRole("dialog", { name: `Host ${www.ip}` });
     await dialog.waitFor();
     assert.match(await dialog.innerText(), /www\.acme\.test/);
+    // Each open port with the service and product it answered with (the services result).
+    await dialog.getByText(/^80\/tcp http · nginx 1\.18\.0$/).waitFor();
+    await dialog.getByText(/^443\/tcp https · nginx 1\.18\.0$/).waitFor();
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "hidden" });
   });

@@ -1,4 +1,5 @@
 /** The API process serves the built dashboard at / and its own paths, and nothing else of the disk. */
+
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,8 +7,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { buildApp } from "../../src/api/app.ts";
 import { WEB_ROOT } from "../../src/api/web.ts";
-import { loadConfig } from "../../src/config.ts";
-import { openServices } from "../../src/services.ts";
+import { MetricsRegistry } from "../../src/app/metrics.ts";
+import { loadConfig } from "../../src/core/config.ts";
+import { openServices } from "../../src/store/services.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { createTestStore } from "../helpers/stores.ts";
 import { ensureDashboardBuilt } from "./browser.ts";
@@ -108,7 +110,7 @@ describe("a server whose dashboard was not built", () => {
     const store = await createTestStore("sqlite");
     const empty = mkdtempSync(join(tmpdir(), "sightline-web-"));
     const services = await openServices(loadConfig({}, { ...store.config, logLevel: "silent" }));
-    const app = await buildApp(services, { webRoot: empty });
+    const app = await buildApp(services, { webRoot: empty, metrics: new MetricsRegistry() });
     try {
       for (const url of ["/", "/collections/acme"]) {
         const response = await app.inject({ method: "GET", url });

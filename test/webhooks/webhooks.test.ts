@@ -8,9 +8,10 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { Services } from "../../src/api/context.ts";
-import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../../src/runs/work.ts";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../../src/core/run-work.ts";
 import type { Finding } from "../../src/store/entities.ts";
+import type { Services } from "../../src/store/services.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../runs/helpers.ts";
 
@@ -175,7 +176,7 @@ describe("webhooks", () => {
     const created = await register("acme", { url: good.url, severity_threshold: 2 });
     assert.equal(created.status, 200, created.text);
     const hook = created.body.result;
-    assert.match(hook.secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    assert.match(hook.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.deepEqual(hook.events, ["run.finished", "run.failed", "issues.new"]);
     assert.equal(hook.severity_threshold, 2);
     const listed = (await t.request("GET", "/api/collections/acme/webhooks")).body.result;
@@ -240,8 +241,27 @@ describe("webhooks", () => {
       verify(goodSecret, finished) && verify(goodSecret, issues),
       "signatures verify with the secret",
     );
-    assert.ok(!verify(secret, issues), "and not with another webhook's secret");
     const tampered = { ...issues, body: issues.body.replace("open_zone_transfer", "open_zone_transfeR") };
+    assert.ok(!verify(secret, issues), "and not with another webhook's secret");
+    // The Standard Webhooks headers verify with that spec's published library, given the secret as shown.
+    const standard = (message: Received) => ({
+      "webhook-id": String(message.headers["webhook-id"]),
+      "webhook-timestamp": String(message.headers["webhook-timestamp"]),
+      "webhook-signature": String(message.headers["webhook-signature"]),
+    });
+    assert.match(String(finished.headers["webhook-signature"]), /^v1,[A-Za-z0-9+/]+=*$/);
+    assert.equal(finished.headers["webhook-timestamp"], finished.headers["x-sightline-timestamp"]);
+    assert.notEqual(finished.headers["webhook-id"], issues.headers["webhook-id"], "one id per message");
+    for (const message of [finished, issues])
+      assert.deepEqual(
+        new StandardWebhook(goodSecret).verify(message.body, standard(message)),
+        JSON.parse(message.body),
+      );
+    assert.throws(() => new StandardWebhook(secret).verify(issues.body, standard(issues)), /signature/i);
+    assert.throws(
+      () => new StandardWebhook(goodSecret).verify(tampered.body, standard(issues)),
+      /signature/i,
+    );
     assert.ok(!verify(goodSecret, tampered), "a changed body does not verify");
     const goodIssues = JSON.parse(issues.body);
     assert.deepEqual(
@@ -264,6 +284,19 @@ describe("webhooks", () => {
     assert.ok(
       flakyIssues.every((r) => verify(secret, r)),
       "re-signed each time",
+    );
+    assert.ok(
+      flakyIssues.every((r) => r.headers["webhook-id"] === flakyIssues[0].headers["webhook-id"]),
+      "one webhook-id for every attempt of a message (receivers de-duplicate on it)",
+    );
+    assert.ok(
+      flakyIssues.every((r) =>
+        new StandardWebhook(secret).verify(r.body, {
+          "webhook-id": String(r.headers["webhook-id"]),
+          "webhook-timestamp": String(r.headers["webhook-timestamp"]),
+          "webhook-signature": String(r.headers["webhook-signature"]),
+        }),
+      ),
     );
     assert.deepEqual(
       JSON.parse(flakyIssues[0].body).issues.map((i: { name: string }) => i.name),

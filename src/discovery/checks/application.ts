@@ -1,7 +1,7 @@
 /** What the web checks look at: one probed application, with the client that reached it. */
 import type { FingerprintedProduct } from "../fingerprint/fingerprint.ts";
-import type { HttpClient, HttpExchange } from "../http/fetch.ts";
 import type { Page } from "../http/page.ts";
+import type { HttpClient, HttpExchange } from "../net/http-fetch.ts";
 
 export interface ProbedApplication {
   /** The Uri entity name: "https://www.acme.test:443". */

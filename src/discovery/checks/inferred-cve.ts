@@ -2,9 +2,10 @@
  * Issues for CVEs inferred from product versions (`inferred_cve_2021_41773`): potential, since the
  * version was read from a banner or header and a backported fix is invisible from outside.
  */
+
+import type { EntityRef, FoundIssue } from "../../core/entities.ts";
 import type { FingerprintedProduct } from "../fingerprint/fingerprint.ts";
 import { displayVersion } from "../fingerprint/fingerprint.ts";
-import type { EntityRef, FoundIssue } from "../module.ts";
 
 /** CVSS base score → the spec's severity (1 critical … 5 informational). */
 export function severityOfScore(score: number | null): FoundIssue["severity"] {

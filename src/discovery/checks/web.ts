@@ -1,10 +1,10 @@
 /**
- * Named checks on web applications. Each is written once (identity, severity, text) with the test
- * that proves it on a probed application; every proof carries the request that showed it.
+ * Named checks on web applications that the template format cannot express. Each is written once
+ * (identity, severity, text) with the test that proves it on a probed application; every proof
+ * carries the request that showed it.
  */
 
-import { header, isDirectoryListing } from "../http/analysis.ts";
-import type { EntityRef, FoundIssue } from "../module.ts";
+import type { EntityRef, FoundIssue } from "../../core/entities.ts";
 import { type ProbedApplication, responseProof } from "./application.ts";
 
 type IssueTemplate = Omit<FoundIssue, "entity" | "details">;
@@ -13,67 +13,6 @@ export interface WebCheck extends IssueTemplate {
   /** The proofs of this weakness on the application; empty when it is not there. */
   prove(app: ProbedApplication): Promise<Array<Record<string, unknown>>>;
 }
-
-const OWASP_HEADERS = "https://owasp.org/www-project-secure-headers/";
-
-export const directoryListing: WebCheck = {
-  name: "directory_listing",
-  prettyName: "Directory listing enabled",
-  severity: 4,
-  confidence: "confirmed",
-  category: "misconfiguration",
-  description:
-    "The server lists the files of a directory to anyone, showing file names (backups, configuration, source) that were never meant to be linked.",
-  remediation:
-    "Turn automatic indexes off (Apache: Options -Indexes; nginx: autoindex off) or put an index page in place.",
-  references: [{ type: "description", uri: "https://cwe.mitre.org/data/definitions/548.html" }],
-  async prove(app) {
-    return isDirectoryListing(app.page, app.body) ? [responseProof(app.exchange)] : [];
-  },
-};
-
-export const exposedGitRepository: WebCheck = {
-  name: "exposed_git_repository",
-  prettyName: "Git repository exposed",
-  severity: 2,
-  confidence: "confirmed",
-  category: "information_disclosure",
-  description:
-    "The web root serves its .git directory. Anyone can download the repository: the source code, its history, and any secret ever committed.",
-  remediation:
-    "Deny access to /.git (and other dot-directories) in the server configuration, and deploy without the repository.",
-  references: [{ type: "description", uri: "https://cwe.mitre.org/data/definitions/527.html" }],
-  async prove(app) {
-    const url = new URL("/.git/HEAD", app.exchange.url).href;
-    let exchange: Awaited<ReturnType<typeof app.client.fetch>>;
-    try {
-      exchange = await app.client.fetch(url);
-    } catch {
-      return [];
-    }
-    const body = exchange.body.toString("utf8", 0, 200).trim();
-    const isHead = /^ref: refs\/[\w./-]+$/.test(body) || /^[0-9a-f]{40}$/.test(body);
-    return exchange.status === 200 && isHead ? [{ ...responseProof(exchange), head: body }] : [];
-  },
-};
-
-export const missingHsts: WebCheck = {
-  name: "missing_hsts_header",
-  prettyName: "HTTPS without Strict-Transport-Security",
-  severity: 4,
-  confidence: "confirmed",
-  category: "misconfiguration",
-  description:
-    "The application is served over HTTPS but does not send Strict-Transport-Security, so a browser may still be led to its plain-HTTP address and be intercepted there.",
-  remediation:
-    'Send "Strict-Transport-Security: max-age=31536000; includeSubDomains" on every HTTPS response.',
-  references: [{ type: "description", uri: "https://www.rfc-editor.org/rfc/rfc6797" }],
-  async prove(app) {
-    const { exchange } = app;
-    if (!exchange.url.startsWith("https:") || exchange.status >= 400) return [];
-    return header(exchange, "strict-transport-security") === undefined ? [responseProof(exchange)] : [];
-  },
-};
 
 /** Cookie names and flags from Set-Cookie lines. */
 function cookies(app: ProbedApplication) {
@@ -136,36 +75,12 @@ export const loginFormWithoutTls: WebCheck = {
   },
 };
 
-export const serverVersionDisclosure: WebCheck = {
-  name: "server_version_disclosure",
-  prettyName: "Server software version disclosed",
-  severity: 5,
-  confidence: "confirmed",
-  category: "information_disclosure",
-  description:
-    "Response headers name the server software with its exact version, which tells an attacker which published vulnerabilities to try.",
-  remediation:
-    "Hide version numbers (Apache: ServerTokens Prod; nginx: server_tokens off; PHP: expose_php Off).",
-  references: [{ type: "description", uri: OWASP_HEADERS }],
-  async prove(app) {
-    const disclosed = app.exchange.headers.filter(
-      ([name, value]) =>
-        ["server", "x-powered-by", "x-aspnet-version"].includes(name) && /\d+\.\d+/.test(value),
-    );
-    return disclosed.length
-      ? [{ ...responseProof(app.exchange), headers_disclosed: disclosed.map(([n, v]) => `${n}: ${v}`) }]
-      : [];
-  },
-};
-
-export const WEB_CHECKS: readonly WebCheck[] = [
-  directoryListing,
-  exposedGitRepository,
-  missingHsts,
-  insecureCookie,
-  loginFormWithoutTls,
-  serverVersionDisclosure,
-];
+/**
+ * The checks the template format cannot express (one issue per cookie; a form's resolved target).
+ * Directory listing, the exposed Git repository, missing HSTS and the disclosed server version are
+ * templates now (templates/), raised under the same names by the templates module.
+ */
+export const WEB_CHECKS: readonly WebCheck[] = [insecureCookie, loginFormWithoutTls];
 
 export function issueOf(
   check: IssueTemplate,

@@ -3,7 +3,7 @@
  * headers of web servers, with CPE vendor/product names as NVD spells them. Each pattern captures
  * `version` and, where NVD keeps a suffix apart, `update` (OpenSSH "8.9" + "p1").
  */
-import type { Detection } from "./types.ts";
+import type { Detection } from "../../core/facts.ts";
 
 interface BannerRule {
   name: string;

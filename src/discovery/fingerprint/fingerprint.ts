@@ -3,12 +3,13 @@
  * favicon hashes) and from service banners, merged per product, turned into the spec's Fingerprint
  * with CVEs looked up when the version is precise enough.
  */
-import { formatCpe, vendorProductAliases } from "../../vulns/cpe.ts";
-import type { MatchedCve } from "../../vulns/repository.ts";
-import { isPreciseVersion } from "../../vulns/versions.ts";
+import { formatCpe, vendorProductAliases } from "../../core/cpe.ts";
+import type { Detection, Fingerprint, HttpEvidence } from "../../core/facts.ts";
+import { isPreciseVersion } from "../../core/versions.ts";
+import type { MatchedCve } from "../../store/vulns.ts";
 import { detectBannerProducts, detectFavicon } from "./banner-rules.ts";
-import type { Detection, Fingerprint, HttpEvidence } from "./types.ts";
-import { detectWebTechnologies } from "./web-rules.ts";
+import { detectLibrariesFromBanners, detectLibrariesFromUrls } from "./js-libraries.ts";
+import { detectWebTechnologies, type RuleIndex } from "./web-rules.ts";
 
 /** Looks CVEs up for a product CPE; the vulnerability repository is one. */
 export interface CveLookup {
@@ -22,11 +23,17 @@ const identity = (detection: Detection) =>
         .sort()[0]
     : detection.name.toLowerCase();
 
-/** One detection per product: the one with the most precise version wins, tags are pooled. */
+/**
+ * One detection per product: the one with the most precise version wins, tags are pooled. A product
+ * is known by its CPE name, or by its name where a rule gives it none (and a rule that does wins).
+ */
 export function mergeDetections(detections: Detection[]): Detection[] {
   const merged = new Map<string, Detection>();
+  const withCpe = new Map(detections.filter((d) => d.vendor).map((d) => [d.name.toLowerCase(), identity(d)]));
   for (const detection of detections) {
-    const key = identity(detection);
+    const key = detection.vendor
+      ? identity(detection)
+      : (withCpe.get(detection.name.toLowerCase()) ?? identity(detection));
     const previous = merged.get(key);
     if (!previous) {
       merged.set(key, detection);
@@ -36,7 +43,15 @@ export function mergeDetections(detections: Detection[]): Detection[] {
       `${detection.version}${detection.update}`.length > `${previous.version}${previous.update}`.length ||
       (previous.matchType === "implied" && detection.matchType !== "implied");
     const winner = better ? detection : previous;
-    merged.set(key, { ...winner, tags: [...new Set([...previous.tags, ...detection.tags])] });
+    const named = winner.vendor ? winner : previous.vendor ? previous : detection;
+    merged.set(key, {
+      ...winner,
+      name: named.name,
+      vendor: named.vendor,
+      product: named.product,
+      part: named.part,
+      tags: [...new Set([...previous.tags, ...detection.tags])],
+    });
   }
   return [...merged.values()];
 }
@@ -45,9 +60,12 @@ export function mergeDetections(detections: Detection[]): Detection[] {
 const headerBlock = (headers: Array<[string, string]>) =>
   headers.map(([name, value]) => `${name.replace(/^./, (c) => c.toUpperCase())}: ${value}`).join("\n");
 
-export function fingerprintHttp(evidence: HttpEvidence): Detection[] {
+/** Products an HTTP response shows; `rules` are the web technology rules (the built-in ones by default). */
+export function fingerprintHttp(evidence: HttpEvidence, rules?: RuleIndex): Detection[] {
   return mergeDetections([
-    ...detectWebTechnologies(evidence),
+    ...detectWebTechnologies(evidence, rules),
+    ...detectLibrariesFromUrls(evidence.scripts),
+    ...detectLibrariesFromBanners(evidence.scriptBanners ?? []),
     ...detectBannerProducts(headerBlock(evidence.headers)),
     ...(evidence.faviconHash === undefined ? [] : detectFavicon(evidence.faviconHash)),
   ]);

@@ -1,11 +1,12 @@
 /**
- * Web technology rules in the Wappalyzer format (the webappanalyzer data set shipped as
- * technologies.json, see update-technologies.ts), evaluated without a browser: headers, cookies, meta
- * tags, script URLs, HTML and the URL. Patterns carry `\;version:\1` and `\;confidence:n` tags.
+ * Web technology rules in the Wappalyzer format, evaluated without a browser: headers, cookies, meta
+ * tags, script URLs, HTML and the URL. Patterns carry `\;version:\1` and `\;confidence:n` tags. The
+ * built-in rules (builtin-technologies.json) are Sightline's own; a full rule set (such as webappanalyzer's,
+ * GPL-3.0) is data an operator installs with `sightline fingerprints update`, read beside them.
  */
-import { readFileSync } from "node:fs";
-import { parseCpe } from "../../vulns/cpe.ts";
-import type { Detection, HttpEvidence } from "./types.ts";
+import { readFileSync, statSync } from "node:fs";
+import { parseCpe } from "../../core/cpe.ts";
+import type { Detection, HttpEvidence } from "../../core/facts.ts";
 
 interface RawRule {
   cats?: number[];
@@ -47,7 +48,7 @@ interface Rule {
 }
 
 /** The rules compiled once and indexed by the evidence they read, so a page runs only the rules it can meet. */
-interface RuleIndex {
+export interface RuleIndex {
   byName: Map<string, Technology>;
   /** By lower-case header name. */
   headers: Map<string, Rule[]>;
@@ -144,18 +145,39 @@ function resolveVersion(template: string, match: RegExpExecArray): string {
   return /^\d[\w.-]*$/.test(resolved) && resolved.length <= 32 ? resolved : "";
 }
 
-let loaded: RuleIndex | undefined;
+/** Sightline's own rules (MIT), always used. */
+export const BUILTIN_RULES_FILE = new URL("./builtin-technologies.json", import.meta.url);
 
-export const TECHNOLOGIES_FILE = new URL("./technologies.json", import.meta.url);
+/** A rules file in the Wappalyzer shape: technologies by name, and the names of their category ids. */
+export interface RulesFile {
+  categories?: Record<string, string>;
+  technologies: Record<string, RawRule>;
+}
 
-const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => map.set(key, [...(map.get(key) ?? []), value]);
+const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+};
 
-export function ruleIndex(): RuleIndex {
-  if (loaded) return loaded;
-  const data = JSON.parse(readFileSync(TECHNOLOGIES_FILE, "utf8")) as {
-    categories: Record<string, string>;
-    technologies: Record<string, RawRule>;
-  };
+/** Why a rules file cannot be used, in a sentence; undefined when it has the Wappalyzer shape. */
+export function rulesFileProblem(data: unknown): string | undefined {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "it is not a JSON object";
+  const technologies = (data as { technologies?: unknown }).technologies;
+  if (typeof technologies !== "object" || technologies === null || Array.isArray(technologies))
+    return 'it has no "technologies" object (technology name → rule)';
+  const bad = Object.entries(technologies).find(
+    ([, rule]) => typeof rule !== "object" || rule === null || Array.isArray(rule),
+  );
+  if (bad) return `its technology ${JSON.stringify(bad[0])} is not an object`;
+  return undefined;
+}
+
+/**
+ * Compiles rule files into one index. A technology named in several files is one technology: the
+ * first file's CPE and categories stand (the built-in rules come first), patterns and implications add up.
+ */
+export function compileRules(files: RulesFile[]): RuleIndex {
   const index: RuleIndex = {
     byName: new Map(),
     headers: new Map(),
@@ -166,45 +188,93 @@ export function ruleIndex(): RuleIndex {
     html: [],
     url: [],
   };
-  for (const [name, rule] of Object.entries(data.technologies)) {
-    const cpe = rule.cpe ? parseCpe(rule.cpe) : undefined;
-    const technology: Technology = {
-      name,
-      index: index.byName.size,
-      tags: asList(rule.cats).map((id) => data.categories[String(id)] ?? String(id)),
-      vendor: cpe?.vendor ?? "",
-      product: cpe?.product ?? "",
-      part: (cpe?.part ?? "a") as "a" | "o" | "h",
-      implies: asList(rule.implies).map(bareName),
-      excludes: asList(rule.excludes).map(bareName),
-      requires: asList(rule.requires).map(bareName),
-    };
-    index.byName.set(name, technology);
-    const rules = (texts: string[]) =>
-      texts.flatMap((text) => {
-        const pattern = compile(text);
-        return pattern ? [{ technology, pattern }] : [];
-      });
-    for (const [header, text] of Object.entries(rule.headers ?? {}))
-      for (const compiled of rules([text])) push(index.headers, header.toLowerCase(), compiled);
-    for (const [cookie, text] of Object.entries(rule.cookies ?? {})) {
-      for (const compiled of rules([text])) {
-        if (!REGEX_SYNTAX.test(cookie)) push(index.cookies, cookie.toLowerCase(), compiled);
-        else
-          try {
-            index.cookiePatterns.push({ ...compiled, name: new RegExp(`^(?:${cookie})$`, "i") });
-          } catch {
-            // a broken name pattern: the rule is skipped
-          }
+  for (const data of files) {
+    const categories = data.categories ?? {};
+    for (const [name, rule] of Object.entries(data.technologies)) {
+      const cpe = typeof rule.cpe === "string" ? parseCpe(rule.cpe) : undefined;
+      let technology = index.byName.get(name);
+      if (!technology) {
+        technology = {
+          name,
+          index: index.byName.size,
+          tags: asList(rule.cats).map((id) => categories[String(id)] ?? String(id)),
+          vendor: cpe?.vendor ?? "",
+          product: cpe?.product ?? "",
+          part: (cpe?.part ?? "a") as "a" | "o" | "h",
+          implies: [],
+          excludes: [],
+          requires: [],
+        };
+        index.byName.set(name, technology);
+      } else if (!technology.vendor && cpe) {
+        Object.assign(technology, { vendor: cpe.vendor, product: cpe.product, part: cpe.part });
       }
+      const known = technology;
+      const addAll = (list: string[], values: string[]) => {
+        for (const value of values) if (!list.includes(value)) list.push(value);
+      };
+      addAll(known.implies, asList(rule.implies).map(bareName));
+      addAll(known.excludes, asList(rule.excludes).map(bareName));
+      addAll(known.requires, asList(rule.requires).map(bareName));
+      const rules = (texts: unknown[]) =>
+        texts.flatMap((text) => {
+          const pattern = typeof text === "string" ? compile(text) : undefined;
+          return pattern ? [{ technology: known, pattern }] : [];
+        });
+      for (const [header, text] of Object.entries(rule.headers ?? {}))
+        for (const compiled of rules([text])) push(index.headers, header.toLowerCase(), compiled);
+      for (const [cookie, text] of Object.entries(rule.cookies ?? {})) {
+        for (const compiled of rules([text])) {
+          if (!REGEX_SYNTAX.test(cookie)) push(index.cookies, cookie.toLowerCase(), compiled);
+          else
+            try {
+              index.cookiePatterns.push({ ...compiled, name: new RegExp(`^(?:${cookie})$`, "i") });
+            } catch {
+              // a broken name pattern: the rule is skipped
+            }
+        }
+      }
+      for (const [key, texts] of Object.entries(rule.meta ?? {}))
+        for (const compiled of rules(asList(texts))) push(index.meta, key.toLowerCase(), compiled);
+      index.scriptSrc.push(...rules(asList(rule.scriptSrc)));
+      index.html.push(...rules(asList(rule.html)));
+      index.url.push(...rules(asList(rule.url)));
     }
-    for (const [key, texts] of Object.entries(rule.meta ?? {}))
-      for (const compiled of rules(asList(texts))) push(index.meta, key.toLowerCase(), compiled);
-    index.scriptSrc.push(...rules(asList(rule.scriptSrc)));
-    index.html.push(...rules(asList(rule.html)));
-    index.url.push(...rules(asList(rule.url)));
   }
-  loaded = index;
+  return index;
+}
+
+const readRules = (file: string | URL) => JSON.parse(readFileSync(file, "utf8")) as RulesFile;
+
+let builtin: RuleIndex | undefined;
+/** The index of an added rules file, kept while the file is unchanged. */
+const added = new Map<string, { stamp: string; index: RuleIndex }>();
+
+/**
+ * The rules discovery uses: the built-in ones, plus those of `extraFile` (rules installed by
+ * `sightline fingerprints update`) when it exists. A missing or unusable extra file leaves the built-in
+ * rules alone; a changed one is read again.
+ */
+export function webRules(extraFile?: string): RuleIndex {
+  builtin ??= compileRules([readRules(BUILTIN_RULES_FILE)]);
+  if (!extraFile) return builtin;
+  let stamp: string;
+  try {
+    const stat = statSync(extraFile);
+    stamp = `${stat.mtimeMs}:${stat.size}`;
+  } catch {
+    return builtin;
+  }
+  const cached = added.get(extraFile);
+  if (cached?.stamp === stamp) return cached.index;
+  let index = builtin;
+  try {
+    const data = readRules(extraFile);
+    if (rulesFileProblem(data) === undefined) index = compileRules([readRules(BUILTIN_RULES_FILE), data]);
+  } catch {
+    // unreadable or not JSON: the built-in rules stand; `fingerprints update` checks files before installing
+  }
+  added.set(extraFile, { stamp, index });
   return index;
 }
 
@@ -225,9 +295,8 @@ function cookieJar(setCookies: string[]): Array<[string, string]> {
 }
 
 /** The web technologies the evidence shows, with versions where the rules extract one. */
-export function detectWebTechnologies(evidence: HttpEvidence): Detection[] {
+export function detectWebTechnologies(evidence: HttpEvidence, rules: RuleIndex = webRules()): Detection[] {
   const found = new Map<string, Detection>();
-  const rules = ruleIndex();
   const { byName } = rules;
   const html = clip(evidence.body);
   const lowerHtml = html.toLowerCase();

@@ -2,7 +2,7 @@
  * Readings of a web response that need no further request: content checks (the spec's
  * ContentCheck), cloud providers named by headers, and whether the answer is an API.
  */
-import type { HttpExchange } from "./fetch.ts";
+import type { HttpExchange } from "../net/http-fetch.ts";
 import type { Page } from "./page.ts";
 
 export interface ContentCheck {

@@ -1,7 +1,4 @@
-import type { Kysely } from "kysely";
-import { loadSeedIfEmpty } from "../../vulns/importer.ts";
 import type { Dialect } from "../database.ts";
-import type { Database } from "../schema.ts";
 import type { DialectMigration, MigrationDb } from "./helpers.ts";
 import { withId } from "./helpers.ts";
 
@@ -11,7 +8,8 @@ const score = (dialect: Dialect) => (dialect === "postgres" ? "double precision"
 /**
  * The vulnerability database: CVEs, their CPE match criteria and CISA KEV entries, plus a log of
  * imports. A CVE row keeps the hash of what was imported so that re-importing a feed rewrites only
- * what changed. The tables start with the seed shipped in vulndb/seed.json.
+ * what changed. The tables start with the seed shipped in vulndb/seed.json, loaded by migrateToLatest
+ * right after this migration (a migration never runs live code).
  */
 export const vulnerabilityDatabase: DialectMigration = {
   async up(db: MigrationDb, dialect) {
@@ -75,6 +73,5 @@ export const vulnerabilityDatabase: DialectMigration = {
       .addColumn("skipped", "integer", (c) => c.notNull())
       .addColumn("imported_at", "text", (c) => c.notNull())
       .execute();
-    await loadSeedIfEmpty(db as Kysely<Database>);
   },
 };

@@ -7,6 +7,13 @@ import { auditLog } from "./005-audit.ts";
 import { stagedLookup } from "./006-staged-lookup.ts";
 import { webhooks } from "./007-webhooks.ts";
 import { resultHistory } from "./008-result-history.ts";
+import { runConnections } from "./009-run-connections.ts";
+import { findingsByEntity } from "./010-findings-by-entity.ts";
+import { stagedMergeOrder } from "./011-staged-merge-order.ts";
+import { runSettingsAndNoteKinds } from "./012-run-settings-note-kinds.ts";
+import { findingEndpoints } from "./013-finding-endpoints.ts";
+import { runWorkers } from "./014-run-workers.ts";
+import { findingTexts } from "./015-finding-texts.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -18,4 +25,14 @@ export const migrations: Record<string, DialectMigration> = {
   "006-staged-lookup": stagedLookup,
   "007-webhooks": webhooks,
   "008-result-history": resultHistory,
+  "009-run-connections": runConnections,
+  "010-findings-by-entity": findingsByEntity,
+  "011-staged-merge-order": stagedMergeOrder,
+  "012-run-settings-note-kinds": runSettingsAndNoteKinds,
+  "013-finding-endpoints": findingEndpoints,
+  "014-run-workers": runWorkers,
+  "015-finding-texts": findingTexts,
 };
+
+/** The migration that creates the vulnerability tables, which start with the shipped seed. */
+export const VULNERABILITY_TABLES = "004-vulndb";

@@ -129,7 +129,12 @@ export async function del<T>(path: string): Promise<T> {
 
 /** `/api/collections/<name><rest>` with the name escaped. */
 export function collectionPath(name: string, rest = ""): string {
-  return `/api/collections/${encodeURIComponent(name)}${rest}`;
+  return `/api/collections/${pathSegment(name)}${rest}`;
+}
+
+/** A value as one path segment; the dots of `.` and `..` are encoded too, or the URL would resolve them. */
+export function pathSegment(value: string): string {
+  return /^\.{1,2}$/.test(value) ? value.replace(/\./g, "%2E") : encodeURIComponent(value);
 }
 
 /** A sentence for anything thrown: the API's own, or a plain one. */

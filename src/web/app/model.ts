@@ -1,7 +1,9 @@
 /** Shapes the dashboard reads from the API (see the OpenAPI document at /docs). */
+
+import { ACTIVE_RUN_STATUSES } from "../../core/runs.ts";
 import type { Named, TaskResult } from "./provenance.ts";
 
-export const SCAN_RATES = ["auto", "on_demand", "daily", "weekly", "monthly"] as const;
+export { SCAN_RATES } from "../../core/runs.ts";
 
 export const SCAN_RATE_LABELS: Record<string, string> = {
   auto: "Automatic (follows the account)",
@@ -37,7 +39,7 @@ export interface Run {
   [field: string]: unknown;
 }
 
-export const ACTIVE_RUN = new Set(["queued", "started"]);
+export const ACTIVE_RUN: ReadonlySet<string> = new Set(ACTIVE_RUN_STATUSES);
 
 export interface Entity {
   name: string;
@@ -91,6 +93,19 @@ export interface NetBlock extends Entity {
   hosts?: string[];
 }
 
+/** An item of the services result: an open port with what it answered. */
+export interface ServiceRow {
+  name: string;
+  address: string;
+  port: number;
+  protocol: string;
+  service: string;
+  product: string;
+  version: string;
+  tls: boolean;
+  [field: string]: unknown;
+}
+
 export interface Host {
   ip: string;
   resolutions?: unknown[];
@@ -123,6 +138,11 @@ export interface Issue {
     references?: Array<{ type?: string; uri: string }>;
     category?: string;
     proof?: unknown;
+    /** The service the entity runs on, "address:port". */
+    endpoint?: string;
+    /** With group=finding: the entities the finding was seen on (the first 100) and how many in all. */
+    entities?: Array<{ entity_type: string; entity_name: string }>;
+    entity_count?: number;
   };
   [field: string]: unknown;
 }

@@ -3,7 +3,14 @@
  * own rules (src/core/seeds.ts). A line may name its type first ("Nameserver ns1.example.com", "Domain,acme.co.uk")
  * where detection cannot know it. Errors the API returns for `seeds.N` map back to their line.
  */
-import { checkSeed, parseSeedText, SEED_TYPES, type Seed, type SeedType } from "../../core/seeds.ts";
+import {
+  checkSeed,
+  parseSeedText,
+  SEED_TYPES,
+  type Seed,
+  type SeedType,
+  seedHint,
+} from "../../core/seeds.ts";
 import type { ErrorDetail } from "./api.ts";
 
 export interface SeedLine {
@@ -27,7 +34,9 @@ export function parseSeedLines(text: string): SeedLine[] {
     if (!parsed) return;
     const { value, type, explicit } = parsed;
     const entry: SeedLine = { line: index + 1, value, type, explicit };
-    if (!type) {
+    const hint = type ? undefined : seedHint(value);
+    if (hint) entry.problem = `"${value}": ${hint}`;
+    else if (!type) {
       entry.problem = `"${value}" is not recognised as a domain, DNS name, IP address, CIDR block or http(s) URL; put its type first, e.g. "Nameserver ns1.example.com"`;
     } else {
       const check = checkSeed({ type, name: value });

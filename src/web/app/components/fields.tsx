@@ -1,6 +1,7 @@
 /** Any JSON value shown as readable fields: scalars as text, lists as lists, objects as nested fields. */
 import type { ComponentChildren } from "preact";
-import { cellText, fieldLabel } from "../format.ts";
+import { readableNumbers } from "../../../core/formats.ts";
+import { cellText, fieldLabel, severityName } from "../format.ts";
 
 export function Value({ value }: { value: unknown }): ComponentChildren {
   if (value === null || value === undefined || value === "") return <span class="muted">—</span>;
@@ -27,6 +28,12 @@ export function Value({ value }: { value: unknown }): ComponentChildren {
   return <span class="value">{cellText(value)}</span>;
 }
 
+/** People read 443 and "1 (critical)", never the wire's "0.443e3" and "0.1e1". */
+function readable(key: string, value: unknown): unknown {
+  const plain = readableNumbers(value, key);
+  return key === "severity" && typeof plain === "number" ? `${plain} (${severityName(plain)})` : plain;
+}
+
 /** Every field of an object except those already shown elsewhere. */
 export function Fields({ data, skip = [] }: { data: Record<string, unknown>; skip?: string[] }) {
   const entries = Object.entries(data).filter(([key]) => !skip.includes(key));
@@ -37,7 +44,7 @@ export function Fields({ data, skip = [] }: { data: Record<string, unknown>; ski
         <div key={key} class="field">
           <dt>{fieldLabel(key)}</dt>
           <dd>
-            <Value value={value} />
+            <Value value={readable(key, value)} />
           </dd>
         </div>
       ))}

@@ -54,7 +54,7 @@ export function CollectionPage({ name, tab }: { name: string; tab: string }) {
           </nav>
           <div class="section-body">
             {tab === "overview" && <OverviewSection name={name} />}
-            {tab === "runs" && <RunsSection name={name} />}
+            {tab === "runs" && <RunsSection name={name} scanRate={data.scan_rate} />}
             {tab === "seeds" && <SeedsSection collection={data} onChanged={() => collection.reload(true)} />}
             {RESULT_VIEWS.some((view) => view.tab === tab) && (
               <ResultSection key={tab} name={name} tab={tab} />

@@ -1,10 +1,12 @@
 /** The collections of all the user's teams, each with its team, scan rate, seeds and latest run. */
 import { useEffect, useState } from "preact/hooks";
-import { collectionPath, get, sentence } from "../api.ts";
+import { collectionPath, get, pathSegment, sentence } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
+import { plural } from "../format.ts";
 import { type Collection, type Run, SCAN_RATE_LABELS } from "../model.ts";
 import { Page } from "../page.tsx";
+import { useLocation } from "../router.ts";
 import { useApi } from "../use-api.ts";
 import { RunStatus } from "./runs.tsx";
 
@@ -31,6 +33,8 @@ function latestRun(runs: Run[]): Run | undefined {
 
 export function CollectionsPage() {
   const names = useApi<string[]>("/api/collections");
+  const { query } = useLocation();
+  const deleted = query.get("deleted");
   const [rows, setRows] = useState<Row[]>([]);
 
   useEffect(() => {
@@ -63,7 +67,7 @@ export function CollectionsPage() {
       id: "name",
       label: "Name",
       value: (row) => row.name,
-      render: (row) => <a href={`/collections/${encodeURIComponent(row.name)}`}>{row.name}</a>,
+      render: (row) => <a href={`/collections/${pathSegment(row.name)}`}>{row.name}</a>,
     },
     { id: "team", label: "Team", value: (row) => row.collection?.team_id ?? "", filter: true, numeric: true },
     {
@@ -101,6 +105,12 @@ export function CollectionsPage() {
   return (
     <Page title="Collections">
       <p class="lead">The collections of all your teams. Open one to see its runs and what was found.</p>
+      {deleted !== null && (
+        <p class="notice success" role="status">
+          Collection {deleted} was deleted with its seeds, {plural(Number(query.get("runs")) || 0, "run")} and
+          results.
+        </p>
+      )}
       <p>
         <a class="button primary" href="/collections/new">
           New collection

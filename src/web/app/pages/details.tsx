@@ -15,6 +15,7 @@ import type {
   Issue,
   NetBlock,
   Product,
+  ServiceRow,
   Vulnerability,
 } from "../model.ts";
 import { useApi } from "../use-api.ts";
@@ -261,6 +262,8 @@ const ISSUE_SHOWN = [
   "pretty_name",
   "name",
   "category",
+  "entities",
+  "entity_count",
 ];
 
 /** What an inferred-CVE issue says about the CVE itself, left to "Other details". */
@@ -268,6 +271,9 @@ const VULNERABILITY_FIELDS = ["cve", "cwe", "cvss_v3_score", "cvss_v2_score", "e
 
 export function IssueDetails({ issue }: { issue: Issue }) {
   const d = issue.details ?? {};
+  // A finding seen through several names of one service (the issues list is grouped by finding).
+  const entities = d.entities ?? [];
+  const count = d.entity_count ?? 1;
   const request = d.request;
   // Checks record their evidence under names of their own (a body's head, a cookie, the TXT records
   // queried, what matched a banner…): everything but the explanation and the CVE's metadata is proof.
@@ -287,9 +293,34 @@ export function IssueDetails({ issue }: { issue: Issue }) {
         {d.category && <span class="badge">{String(d.category)}</span>}
       </p>
       <p>
-        On {kindOf(issue.entity_type)} <code>{issue.entity_name}</code>
+        {count > 1 && d.endpoint ? (
+          <>
+            On the service <code>{d.endpoint}</code>, seen through {count} names
+          </>
+        ) : (
+          <>
+            On {kindOf(issue.entity_type)} <code>{issue.entity_name}</code>
+          </>
+        )}
         {issue.scoped === false ? " (outside the collection's scope)" : ""}.
       </p>
+      {count > 1 && (
+        <Section title={`Seen through ${count} names of ${String(d.endpoint ?? "one service")}`}>
+          <ul class="values">
+            {entities.map((entity) => (
+              <li key={`${entity.entity_type} ${entity.entity_name}`}>
+                <code>{entity.entity_name}</code>
+              </li>
+            ))}
+          </ul>
+          {count > entities.length && (
+            <p class="muted">
+              and {(count - entities.length).toLocaleString("en")} more: the issues list without grouping has
+              each of them.
+            </p>
+          )}
+        </Section>
+      )}
       <Seen row={issue} />
       <Section title="What it is">
         <p>
@@ -343,13 +374,34 @@ export function IssueDetails({ issue }: { issue: Issue }) {
   );
 }
 
-export function HostDetails({ host }: { host: Host }) {
+/** "22/tcp ssh · OpenSSH 9.2p1": a port with the service and product it answered with, when known. */
+function portLabel(port: { number: string; protocol: string }, service: ServiceRow | undefined): string {
+  const base = `${toNumber(port.number)}/${port.protocol}`;
+  if (!service?.service || service.service === "unknown") return base;
+  const product = [service.product, service.version].filter(Boolean).join(" ");
+  return `${base} ${service.service}${product ? ` · ${product}` : ""}${service.tls && service.service !== "https" ? " (TLS)" : ""}`;
+}
+
+export function HostDetails({ host, collection }: { host: Host; collection?: string }) {
+  const prefix = host.ip.includes(":") ? `[${host.ip}]:` : `${host.ip}:`;
+  const services = useApi<ServiceRow[]>(
+    collection && (host.ports ?? []).length > 0
+      ? collectionPath(collection, `/services?q=${encodeURIComponent(prefix)}`)
+      : undefined,
+  );
+  const byPort = new Map(
+    (services.data ?? [])
+      .filter((service) => service.address === host.ip)
+      .map((service) => [`${service.port}/${service.protocol}`, service]),
+  );
   return (
     <>
       <Seen row={host} />
       <Section title="Open ports">
         <List
-          items={(host.ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`)}
+          items={(host.ports ?? []).map((port) =>
+            portLabel(port, byPort.get(`${toNumber(port.number)}/${port.protocol}`)),
+          )}
           empty="No open port found."
         />
       </Section>
@@ -392,6 +444,16 @@ export function VulnerabilityDetails({ vulnerability: v }: { vulnerability: Vuln
       <Section title="Description">
         <p>{v.description || <span class="muted">No description.</span>}</p>
       </Section>
+      {(v.exploits ?? []).map((exploit, index) => {
+        const kev = exploit as { source?: string; date_added?: string; due_date?: string };
+        return kev.source === "CISA KEV" ? (
+          <p class="notice error" key={index}>
+            Known exploited: listed in CISA's Known Exploited Vulnerabilities catalog
+            {kev.date_added ? ` since ${kev.date_added}` : ""}
+            {kev.due_date ? `; remediation due ${kev.due_date}` : ""}.
+          </p>
+        ) : null;
+      })}
       <dl class="fields summary">
         <div class="field">
           <dt>CVSS v3</dt>

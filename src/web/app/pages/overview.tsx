@@ -1,17 +1,14 @@
 /**
- * A collection at a glance: the overview's counts, issues by severity, the most common open ports and
- * products, and how the counts changed over the finished runs.
+ * A collection at a glance: tiles for what was found and the last run, issues by severity, the most
+ * common products, and how the counts changed over the finished runs (GET …/overview/history).
  */
 import type { ComponentChildren } from "preact";
 import { SEVERITIES } from "../../../core/severities.ts";
 import { collectionPath } from "../api.ts";
-import { BarChart, LineChart, type Series } from "../components/charts.tsx";
+import { BarChart, LineChart } from "../components/charts.tsx";
 import { Empty, ErrorNote, Loading } from "../components/notice.tsx";
 import { fieldLabel, toNumber } from "../format.ts";
-import type { Host, Issue, Product } from "../model.ts";
 import { type Resource, useApi } from "../use-api.ts";
-
-type Overview = Record<string, unknown>;
 
 function Loaded<T>({
   resource,
@@ -37,73 +34,83 @@ function ChartPanel({ title, children }: { title: string; children: ComponentChi
   );
 }
 
-/** The overview's top-level counts (plain or decimal-exponent numbers) as tiles. */
-function Tiles({ overview }: { overview: Overview }) {
-  const counts = Object.entries(overview).filter(
-    ([, value]) =>
-      (typeof value === "number" || typeof value === "string") && Number.isFinite(toNumber(value)),
+interface OverviewData {
+  last_run?: { id: number; status: string; created_at: string; finished_at?: string | null } | null;
+  counts?: Record<string, number>;
+  issues_by_severity?: Array<{ severity: string; count: number }>;
+  top_products?: Array<{ product: string; count: string }>;
+  top_ports?: Array<{ port: string; protocol: string; count: number }>;
+  change_note?: string | null;
+}
+
+interface HistoryPoint {
+  run_id: number;
+  finished_at: string;
+  hosts: number;
+  services: number;
+  applications: number;
+  issues: number;
+  critical: number;
+}
+
+/** The figures people look for first: what was found, how bad, and how the last run went. */
+function Tiles({ overview }: { overview: OverviewData }) {
+  const counts = overview.counts ?? {};
+  const critical = toNumber(
+    overview.issues_by_severity?.find((entry) => toNumber(entry.severity) === 1)?.count ?? 0,
   );
-  if (counts.length === 0) return null;
+  const tiles: Array<[string, string]> = [
+    ["Hosts", (counts.hosts ?? 0).toLocaleString("en")],
+    ["Services", (counts.services ?? 0).toLocaleString("en")],
+    ["Applications", (counts.applications ?? 0).toLocaleString("en")],
+    ["Issues", (counts.issues ?? 0).toLocaleString("en")],
+    ["Critical issues", critical.toLocaleString("en")],
+  ];
+  const run = overview.last_run;
   return (
     <ul class="tiles">
-      {counts.map(([key, value]) => (
-        <li key={key} class="tile">
-          <span class="tile-value">{toNumber(value).toLocaleString("en")}</span>
-          <span class="tile-label">{fieldLabel(key)}</span>
+      {tiles.map(([label, value]) => (
+        <li key={label} class="tile">
+          <span class="tile-value">{value}</span>
+          <span class="tile-label">{label}</span>
         </li>
       ))}
+      <li class="tile">
+        <span class="tile-value">{run ? run.status : "none yet"}</span>
+        <span class="tile-label">
+          {run ? `Last run (${run.id}), ${run.finished_at ?? run.created_at}` : "Last run"}
+        </span>
+      </li>
     </ul>
   );
 }
 
-/** Per-run counts from the overview: the first array of objects that carry numbers over runs. */
-function history(overview: Overview): { labels: string[]; series: Series[] } | undefined {
-  const candidate = Object.values(overview).find(
-    (value): value is Overview[] =>
-      Array.isArray(value) &&
-      value.length > 0 &&
-      value.every((v) => v && typeof v === "object" && ("run_id" in v || "run" in v)),
-  );
-  if (!candidate) return undefined;
-  const points = [...candidate].sort((a, b) => Number(a.run_id ?? a.run) - Number(b.run_id ?? b.run));
-  const fields = Object.keys(points[0]).filter(
-    (key) =>
-      !["run_id", "run", "id"].includes(key) &&
-      points.every((point) => Number.isFinite(toNumber(point[key]))),
-  );
-  return {
-    labels: points.map((point) => `Run ${point.run_id ?? point.run}`),
-    series: fields.map((field) => ({
-      name: fieldLabel(field),
-      values: points.map((point) => toNumber(point[field])),
-    })),
-  };
-}
-
-function countBy<T>(items: T[], key: (item: T) => string): Array<[string, number]> {
-  const counts = new Map<string, number>();
-  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1]);
-}
-
 export function OverviewSection({ name }: { name: string }) {
-  const overview = useApi<Overview>(collectionPath(name, "/overview"));
-  const issues = useApi<Issue[]>(collectionPath(name, "/issues"));
-  const hosts = useApi<Record<string, Host>>(collectionPath(name, "/hosts"));
-  const products = useApi<Product[]>(collectionPath(name, "/products"));
+  // Summary figures only: counts from the overview and the history, never whole result lists.
+  const overview = useApi<OverviewData>(collectionPath(name, "/overview"));
+  const history = useApi<HistoryPoint[]>(collectionPath(name, "/overview/history"));
   const runsLink = <a href={`/collections/${encodeURIComponent(name)}/runs`}>the runs</a>;
 
   return (
     <section aria-labelledby="overview-heading">
       <h2 id="overview-heading">Overview</h2>
       <Loaded resource={overview} what="the overview">
-        {(data) => (data && typeof data === "object" ? <Tiles overview={data} /> : null)}
+        {(data) => (
+          <>
+            {typeof data.change_note === "string" && (
+              <p class="notice error" role="status">
+                {data.change_note}
+              </p>
+            )}
+            <Tiles overview={data} />
+          </>
+        )}
       </Loaded>
       <div class="charts">
         <ChartPanel title="Issues by severity">
-          <Loaded resource={issues} what="issues">
-            {(list) =>
-              list.length === 0 ? (
+          <Loaded resource={overview} what="issues">
+            {(data) =>
+              (data.counts?.issues ?? 0) === 0 ? (
                 <Empty>
                   <p>No issues found yet. Results appear when a run finishes; see {runsLink}.</p>
                 </Empty>
@@ -113,7 +120,10 @@ export function OverviewSection({ name }: { name: string }) {
                   unit="issues"
                   bars={SEVERITIES.map((severity, index) => ({
                     label: severity,
-                    value: list.filter((issue) => toNumber(issue.severity) === index + 1).length,
+                    value: toNumber(
+                      data.issues_by_severity?.find((entry) => toNumber(entry.severity) === index + 1)
+                        ?.count ?? 0,
+                    ),
                     tone: `severity-${index + 1}`,
                   }))}
                 />
@@ -122,10 +132,9 @@ export function OverviewSection({ name }: { name: string }) {
           </Loaded>
         </ChartPanel>
         <ChartPanel title="Most common open ports">
-          <Loaded resource={hosts} what="hosts">
-            {(map) => {
-              const ports = Object.values(map ?? {}).flatMap((host) => host.ports ?? []);
-              const top = countBy(ports, (port) => `${toNumber(port.number)}/${port.protocol}`).slice(0, 10);
+          <Loaded resource={overview} what="open ports">
+            {(data) => {
+              const top = data.top_ports ?? [];
               return top.length === 0 ? (
                 <Empty>
                   <p>No open ports found yet. Hosts and their ports appear when a run finishes.</p>
@@ -134,16 +143,16 @@ export function OverviewSection({ name }: { name: string }) {
                 <BarChart
                   title="Most common open ports"
                   unit="hosts"
-                  bars={top.map(([label, value]) => ({ label, value }))}
+                  bars={top.map((p) => ({ label: `${toNumber(p.port)}/${p.protocol}`, value: p.count }))}
                 />
               );
             }}
           </Loaded>
         </ChartPanel>
         <ChartPanel title="Most common products">
-          <Loaded resource={products} what="products">
-            {(list) => {
-              const top = [...list].sort((a, b) => toNumber(b.count) - toNumber(a.count)).slice(0, 10);
+          <Loaded resource={overview} what="products">
+            {(data) => {
+              const top = data.top_products ?? [];
               return top.length === 0 ? (
                 <Empty>
                   <p>No products fingerprinted yet.</p>
@@ -159,24 +168,26 @@ export function OverviewSection({ name }: { name: string }) {
           </Loaded>
         </ChartPanel>
         <ChartPanel title="Change over runs">
-          {(() => {
-            // The overview's own error shows once, above; here only what it means for this chart.
-            if (overview.loading) return <Loading what="the change over runs" />;
-            const trend =
-              overview.data && typeof overview.data === "object" ? history(overview.data) : undefined;
-            if (trend && trend.labels.length > 1) {
-              return <LineChart title="Change over runs" labels={trend.labels} series={trend.series} />;
+          <Loaded resource={history} what="the change over runs">
+            {(points) =>
+              points.length > 1 ? (
+                <LineChart
+                  title="Change over runs"
+                  labels={points.map((point) => `Run ${point.run_id}`)}
+                  series={(["hosts", "services", "applications", "issues", "critical"] as const).map(
+                    (field) => ({
+                      name: field === "critical" ? "Critical issues" : fieldLabel(field),
+                      values: points.map((point) => point[field]),
+                    }),
+                  )}
+                />
+              ) : (
+                <Empty>
+                  <p>Shown once two runs have finished.</p>
+                </Empty>
+              )
             }
-            return (
-              <Empty>
-                <p>
-                  {overview.error
-                    ? "Shown from the overview, which could not be read (see above)."
-                    : "Shown once two runs have finished."}
-                </p>
-              </Empty>
-            );
-          })()}
+          </Loaded>
         </ChartPanel>
       </div>
     </section>

@@ -2,6 +2,7 @@
  * The result lists of a collection, one view per result endpoint: how its answer becomes rows, which
  * columns the table shows, and what a row opens. Shapes the dashboard does not know get generic columns.
  */
+
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { collectionPath } from "../api.ts";
@@ -41,6 +42,8 @@ export interface ResultView {
   /** Plural noun for counts ("issues"). */
   noun: string;
   description: string;
+  /** Query parameters of the request, e.g. "group=finding". */
+  query?: string;
   /** How the answer becomes rows; default: the list itself. */
   rows?: (result: unknown) => Row[];
   columns: (rows: Row[]) => Column<Row>[];
@@ -66,6 +69,13 @@ function asRows(result: unknown, keyName = "key"): Row[] {
   return [];
 }
 
+/** What an issue is on: its entity, or the service and how many names a grouped finding was seen through. */
+function foundOn(issue: Issue): string {
+  const count = issue.details?.entity_count ?? 1;
+  const endpoint = issue.details?.endpoint;
+  return count > 1 && endpoint ? `${endpoint} — ${count} names` : String(issue.entity_name ?? "");
+}
+
 /** A yes/no field as a filterable column. */
 const flag = (field: string, label: string): Column<Row> => ({
   id: field,
@@ -73,6 +83,11 @@ const flag = (field: string, label: string): Column<Row> => ({
   value: (row) => (row[field] === undefined ? "" : row[field] ? "yes" : "no"),
   filter: true,
 });
+
+/** Listed in CISA's Known Exploited Vulnerabilities catalog (the vulnerability's `exploits`). */
+const knownExploited = (row: Row) =>
+  Array.isArray(row.exploits) &&
+  row.exploits.some((exploit) => (exploit as { source?: string })?.source === "CISA KEV");
 
 const seen = (field: "first_seen" | "last_seen", label: string): Column<Row> => ({
   id: field,
@@ -166,7 +181,7 @@ export const RESULT_VIEWS: ResultView[] = [
     ],
     rowKey: (row) => String(row.ip),
     detailTitle: (row) => `Host ${row.ip}`,
-    details: (row) => <HostDetails host={row as Host} />,
+    details: (row, collection) => <HostDetails host={row as Host} collection={collection} />,
   },
   {
     tab: "applications",
@@ -197,7 +212,16 @@ export const RESULT_VIEWS: ResultView[] = [
         label: "IP address",
         value: (row) => String((row as Application).details?.ip_address ?? ""),
       },
-      flag("scoped", "In scope"),
+      {
+        // An application says whether it is in scope in its details (the spec's shape), not at the top.
+        id: "scoped",
+        label: "In scope",
+        value: (row) => {
+          const scoped = (row as Application).details?.scoped ?? row.scoped;
+          return scoped === undefined ? "" : scoped ? "yes" : "no";
+        },
+        filter: true,
+      },
       seen("last_seen", "Last seen"),
     ],
     details: (row, collection) => <ApplicationDetails app={row as Application} collection={collection} />,
@@ -206,7 +230,10 @@ export const RESULT_VIEWS: ResultView[] = [
     tab: "issues",
     title: "Issues",
     noun: "issues",
-    description: "Misconfigurations and weaknesses, most severe first.",
+    description:
+      "Misconfigurations and weaknesses, most severe first; one finding seen through several names of the same service is one row.",
+    // One finding seen through several names of one service is one item of the API's grouped view.
+    query: "group=finding",
     columns: () => [
       { id: "pretty_name", label: "Issue", value: (row) => String(row.pretty_name || row.name) },
       {
@@ -217,7 +244,16 @@ export const RESULT_VIEWS: ResultView[] = [
         filter: true,
         filterLabel: (value) => `${value} ${severityName(value)}`,
       },
-      { id: "entity", label: "Found on", value: (row) => String(row.entity_name ?? "") },
+      {
+        id: "entity",
+        label: "Found on",
+        // The names a group covers are searchable; the cell says the service and how many.
+        value: (row) =>
+          [foundOn(row as Issue), ...((row as Issue).details?.entities ?? []).map((e) => e.entity_name)].join(
+            " ",
+          ),
+        render: (row) => foundOn(row as Issue),
+      },
       { id: "kind", label: "Kind", value: (row) => kindOf(row.entity_type), filter: true },
       { id: "confidence", label: "Confidence", value: (row) => String(row.confidence ?? ""), filter: true },
       {
@@ -245,6 +281,20 @@ export const RESULT_VIEWS: ResultView[] = [
         value: (row) => toNumber((row as Vulnerability).cvss_v3_score ?? row.score),
         render: (row) => cellText((row as Vulnerability).cvss_v3_score ?? row.score),
         numeric: true,
+      },
+      {
+        id: "kev",
+        label: "Known exploited",
+        value: (row) => (knownExploited(row) ? "KEV" : ""),
+        render: (row) =>
+          knownExploited(row) ? (
+            <span class="badge severity-1" title="Listed in CISA's Known Exploited Vulnerabilities catalog">
+              KEV
+            </span>
+          ) : (
+            ""
+          ),
+        filter: true,
       },
       { id: "shortname", label: "Name", value: (row) => String(row.shortname ?? "") },
       { id: "cwe", label: "CWE", value: (row) => String(row.cwe ?? ""), filter: true },
@@ -347,7 +397,7 @@ export const RESULT_VIEWS: ResultView[] = [
 
 export function ResultSection({ name, tab }: { name: string; tab: string }) {
   const view = RESULT_VIEWS.find((v) => v.tab === tab)!;
-  const resource = useApi<unknown>(collectionPath(name, `/${view.tab}`));
+  const resource = useApi<unknown>(collectionPath(name, `/${view.tab}${view.query ? `?${view.query}` : ""}`));
   const [open, setOpen] = useState<Row>();
   const rows = resource.data === undefined ? [] : (view.rows ?? asRows)(resource.data);
   return (

@@ -19,9 +19,72 @@ export function RunStatus({ run }: { run: Run }) {
   return <span class={`badge status-${run.status}`}>{run.status}</span>;
 }
 
+/** One run as GET …/runs/{id} and …/notes answer it. */
+interface RunNotes {
+  total: number;
+  kinds: Array<{ kind: string; count: number; examples: string[] }>;
+}
+
+/** The run dialog: its state, the settings it uses, and its notes by kind with examples. */
+function RunDetails({ name, run }: { name: string; run: Run }) {
+  const id = encodeURIComponent(String(run.id));
+  const detail = useApi<Run & { settings?: Record<string, unknown> | null }>(
+    collectionPath(name, `/runs/${id}`),
+  );
+  const notes = useApi<RunNotes>(collectionPath(name, `/runs/${id}/notes?limit=1`));
+  const shown = detail.data ?? run;
+  const {
+    settings,
+    notes: _counts,
+    waiting,
+    ...rest
+  } = shown as Run & {
+    settings?: Record<string, unknown> | null;
+    notes?: unknown;
+  };
+  return (
+    <>
+      {typeof waiting === "string" && (
+        <p class="notice" role="status">
+          {waiting}
+        </p>
+      )}
+      <Fields data={rest} />
+      <h3>Notes</h3>
+      {notes.loading && <Loading what="the run's notes" />}
+      {notes.error && <ErrorNote error={notes.error} onRetry={() => notes.reload()} />}
+      {notes.data && notes.data.total === 0 && <p class="muted">The run wrote no notes.</p>}
+      {notes.data && notes.data.total > 0 && (
+        <>
+          <p>The run wrote {plural(notes.data.total, "note")}:</p>
+          <ul class="note-kinds">
+            {notes.data.kinds.map((kind) => (
+              <li key={kind.kind}>
+                <strong>{kind.kind}</strong>: {plural(kind.count, "note")}, for example
+                <ul>
+                  {kind.examples.map((example) => (
+                    <li key={example}>{example}</li>
+                  ))}
+                </ul>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {settings && (
+        <>
+          <h3>Settings it uses</h3>
+          <Fields data={settings} />
+        </>
+      )}
+    </>
+  );
+}
+
 export function RunProgress({ run }: { run: Run }) {
   const total = Number(run.tasks_total ?? 0);
   const done = Number(run.tasks_done ?? 0);
+  if (typeof run.waiting === "string") return <span class="muted">{run.waiting}</span>;
   if (run.status === "queued") return <span class="muted">waiting to start</span>;
   if (!Number.isFinite(total) || total <= 0) {
     return <span class="muted">{run.status === "started" ? "planning…" : "—"}</span>;
@@ -35,7 +98,8 @@ export function RunProgress({ run }: { run: Run }) {
   );
 }
 
-export function RunsSection({ name }: { name: string }) {
+export function RunsSection({ name, scanRate }: { name: string; scanRate?: string }) {
+  const onDemand = scanRate === "on_demand";
   const runs = useApi<Run[]>(collectionPath(name, "/runs"));
   const { query } = useLocation();
   const created = query.get("created");
@@ -157,8 +221,10 @@ export function RunsSection({ name }: { name: string }) {
       <h2 id="runs-heading">Runs</h2>
       {created !== null && (
         <p class="notice success" role="status">
-          The collection was created with {plural(Number(created) || 0, "seed")}. Run it now to discover what
-          lies behind them, or let the schedule do it.
+          The collection was created with {plural(Number(created) || 0, "seed")}.{" "}
+          {onDemand
+            ? "It runs only when asked: run it now to discover what lies behind them."
+            : "Its first automatic run starts within a minute; run it now to start at once."}
         </p>
       )}
       <div class="actions">
@@ -197,7 +263,11 @@ export function RunsSection({ name }: { name: string }) {
       {runs.error && <ErrorNote error={runs.error} onRetry={() => runs.reload()} />}
       {runs.data && runs.data.length === 0 && (
         <Empty>
-          <p>No runs yet. The first scheduled run will start on its own, or start one now.</p>
+          <p>
+            {onDemand
+              ? "No runs yet. This collection runs only when asked: start one now."
+              : "No runs yet. The first automatic run starts within a minute, or start one now."}
+          </p>
         </Empty>
       )}
       {runs.data && runs.data.length > 0 && (
@@ -212,7 +282,7 @@ export function RunsSection({ name }: { name: string }) {
       )}
       {open && (
         <Dialog title={`Run ${open.id}`} onClose={() => setOpen(undefined)}>
-          <Fields data={open} />
+          <RunDetails name={name} run={open} />
         </Dialog>
       )}
     </section>

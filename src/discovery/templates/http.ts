@@ -1,0 +1,333 @@
+/**
+ * Runs a template's `http` blocks against one web application through the run's HTTP client: the
+ * client pins the application's host to its address and asks the scope about every host before a
+ * request leaves, bodies are cut at the client's bound (or the template's smaller `max-size`), and
+ * redirects are followed by hand, only within the application's host and at most the smaller of the
+ * template's `max-redirects` and SIGHTLINE_HTTP_MAX_REDIRECTS hops. Identical GET requests of several
+ * templates (the front page, most often) are sent once per application and run.
+ */
+import { randomBytes } from "node:crypto";
+import type { HttpClient, HttpExchange } from "../net/http-fetch.ts";
+import type { DslVariables } from "./dsl.ts";
+import { evidence, interpolate, type OperatorResult, runOperators } from "./operators.ts";
+import type { HttpBlock, HttpRequestSpec, Interpolated, Template } from "./template.ts";
+
+export interface TemplateHit {
+  /** The request that matched, in the spec's issue shape, with what answered. */
+  request: { method: string; url: string; headers: Record<string, string>; hostname: string };
+  status?: string;
+  uri: string;
+  matched?: { part: string; excerpt: string };
+  matcherNames: string[];
+  extracted: Record<string, string[]>;
+}
+
+export interface HttpEnvironment {
+  client: HttpClient;
+  /** Wraps one network operation in the run's politeness limits. */
+  throttle<T>(work: () => Promise<T>): Promise<T>;
+  /** The run's signal. */
+  signal: AbortSignal;
+  /**
+   * The template's own time bound (a clock time): no request starts after it, and each request is
+   * bounded by the client's time-out, so a template ends at most one time-out after its deadline.
+   */
+  deadline: number;
+  maxRedirects: number;
+  /** Responses of plain GET requests already sent to this application in this run. */
+  cache: Map<string, Promise<HttpExchange>>;
+  note(message: string): void;
+}
+
+const canonicalNames = new Map<string, string>();
+
+/** Go's canonical header name (net/textproto), as nuclei's header part spells names: `X-Frame-Options`. */
+function canonical(name: string): string {
+  let spelled = canonicalNames.get(name);
+  if (spelled === undefined) {
+    spelled = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    if (canonicalNames.size < 10_000) canonicalNames.set(name, spelled);
+  }
+  return spelled;
+}
+
+/** The parts of a response, made once per response: several templates read the same cached one. */
+const partsOf = new WeakMap<HttpExchange, DslVariables>();
+
+const STATUS_TEXT: Record<number, string> = {
+  200: "OK",
+  301: "Moved Permanently",
+  302: "Found",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  500: "Internal Server Error",
+};
+
+/** Names nuclei gives the parts of a response, as DSL variables. */
+export function responseVariables(
+  exchange: HttpExchange,
+  requestText: string,
+  durationMs: number,
+): DslVariables {
+  const known = partsOf.get(exchange);
+  if (known) return { ...known, request: requestText, duration: durationMs / 1000 };
+  const body = exchange.body.toString("utf8");
+  const headerText = [
+    `HTTP/1.1 ${exchange.status} ${STATUS_TEXT[exchange.status] ?? ""}`.trimEnd(),
+    ...exchange.headers.map(([name, value]) => `${canonical(name)}: ${value}`),
+  ].join("\r\n");
+  const variables: DslVariables = {
+    body,
+    header: headerText,
+    all_headers: headerText,
+    response: `${headerText}\r\n\r\n${body}`,
+    all: `${headerText}\r\n\r\n${body}`,
+    status_code: exchange.status,
+    content_length: Number(
+      exchange.headers.find(([name]) => name === "content-length")?.[1] ?? exchange.body.length,
+    ),
+    request: requestText,
+    duration: durationMs / 1000,
+    host: new URL(exchange.url).hostname,
+    url: exchange.url,
+  };
+  const byName = new Map<string, string[]>();
+  for (const [name, value] of exchange.headers) byName.set(name, [...(byName.get(name) ?? []), value]);
+  for (const [name, values] of byName) variables[name.replace(/-/g, "_")] = values.join(" ");
+  variables.content_type ??= "";
+  partsOf.set(exchange, variables);
+  return variables;
+}
+
+/** A template's `{{…}}` variables for one application URL. */
+export function urlVariables(base: string, template: Template): DslVariables {
+  const url = new URL(base);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
+  const variables: DslVariables = {
+    BaseURL: `${url.origin}${path}`,
+    RootURL: url.origin,
+    Hostname: url.port ? `${url.hostname}:${url.port}` : url.hostname,
+    Host: host,
+    Port: port,
+    Scheme: url.protocol.slice(0, -1),
+    Path: path,
+    File: path.split("/").pop() ?? "",
+    FQDN: host,
+    Input: base,
+  };
+  // randstr and randstr_1 … randstr_4 from one draw of randomness.
+  const random = randomBytes(40).toString("hex");
+  for (let i = 0; i <= 4; i++)
+    variables[i === 0 ? "randstr" : `randstr_${i}`] = random.slice(i * 16, i * 16 + 16);
+  for (const [name, value] of template.variables) variables[name] = interpolate(value, variables);
+  return variables;
+}
+
+/** Headers undici sets itself, or refuses: a template may not set them. */
+const MANAGED = new Set([
+  "host",
+  "content-length",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "expect",
+]);
+
+interface Built {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+function build(spec: HttpRequestSpec, variables: DslVariables): Built {
+  const value = (text: Interpolated) => interpolate(text, variables);
+  if (spec.kind === "path") {
+    const headers: Record<string, string> = {};
+    for (const [name, text] of spec.headers)
+      if (!MANAGED.has(name.toLowerCase())) headers[name.toLowerCase()] = value(text);
+    return {
+      method: spec.method,
+      url: new URL(value(spec.path)).href,
+      headers,
+      body: spec.body ? value(spec.body) : undefined,
+    };
+  }
+  const text = value(spec.raw).replace(/\r\n/g, "\n").replace(/^\s+/, "");
+  const split = text.indexOf("\n\n");
+  const head = (split === -1 ? text : text.slice(0, split)).split("\n");
+  const body = split === -1 ? undefined : text.slice(split + 2).replace(/\n$/, "");
+  const first = /^([A-Z]+)\s+(\S+)(?:\s+HTTP\/[\d.]+)?$/.exec(head[0].trim());
+  if (!first)
+    throw new Error(`the raw request's first line "${head[0].slice(0, 60)}" is not "METHOD PATH HTTP/1.1"`);
+  const headers: Record<string, string> = {};
+  for (const line of head.slice(1)) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    if (!MANAGED.has(name)) headers[name] = line.slice(colon + 1).trim();
+  }
+  const target = /^https?:\/\//.test(first[2])
+    ? first[2]
+    : `${String(variables.RootURL)}${first[2].startsWith("/") ? "" : "/"}${first[2]}`;
+  return { method: first[1], url: new URL(target).href, headers, body: body === "" ? undefined : body };
+}
+
+const requestText = (built: Built) =>
+  `${[
+    `${built.method} ${new URL(built.url).pathname}${new URL(built.url).search} HTTP/1.1`,
+    `Host: ${new URL(built.url).host}`,
+    ...Object.entries(built.headers).map(([n, v]) => `${canonical(n)}: ${v}`),
+  ].join("\r\n")}\r\n\r\n${built.body ?? ""}`;
+
+async function send(
+  block: HttpBlock,
+  built: Built,
+  env: HttpEnvironment,
+  origin: URL,
+  cookies: Map<string, string>,
+) {
+  const sendOne = (request: Built) => {
+    const headers = { ...request.headers };
+    if (block.cookieReuse && cookies.size > 0)
+      headers.cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const cacheable =
+      (request.method === "GET" || request.method === "HEAD") &&
+      request.body === undefined &&
+      !headers.cookie &&
+      block.maxSize === undefined;
+    const key = `${request.method} ${request.url} ${JSON.stringify(headers)}`;
+    if (cacheable) {
+      const cached = env.cache.get(key);
+      if (cached) return cached;
+    }
+    const pending = env.throttle(() =>
+      env.client.fetch(request.url, request.method, headers, {
+        body: request.body,
+        maxBodyBytes: block.maxSize,
+      }),
+    );
+    if (cacheable) {
+      env.cache.set(key, pending);
+      pending.catch(() => env.cache.delete(key));
+    }
+    return pending;
+  };
+  let exchange = await sendOne(built);
+  if (!block.redirects) return exchange;
+  const most = Math.min(block.maxRedirects, env.maxRedirects);
+  let request = built;
+  for (let hop = 0; ; hop++) {
+    const location = exchange.headers.find(([name]) => name === "location")?.[1];
+    if (exchange.status < 300 || exchange.status >= 400 || !location) return exchange;
+    if (hop >= most) {
+      env.note(
+        `stopped following redirects from ${built.url} after ${most} hops (a redirect loop, or a longer chain than SIGHTLINE_HTTP_MAX_REDIRECTS allows)`,
+      );
+      return exchange;
+    }
+    let next: URL;
+    try {
+      next = new URL(location, exchange.url);
+    } catch {
+      return exchange;
+    }
+    // Only within the application's host: anywhere else is another application, or out of scope.
+    if (!/^https?:$/.test(next.protocol) || next.hostname !== origin.hostname || !env.client.addressOf(next))
+      return exchange;
+    const keep = exchange.status === 307 || exchange.status === 308;
+    request = {
+      method: keep ? request.method : "GET",
+      url: next.href,
+      headers: request.headers,
+      body: keep ? request.body : undefined,
+    };
+    exchange = await sendOne(request);
+  }
+}
+
+function hitOf(exchange: HttpExchange, result: OperatorResult, matched: TemplateHit["matched"]): TemplateHit {
+  const url = new URL(exchange.url);
+  return {
+    request: {
+      method: exchange.method,
+      url: exchange.url,
+      headers: exchange.requestHeaders,
+      hostname: url.hostname,
+    },
+    status: String(exchange.status),
+    uri: exchange.url,
+    matched,
+    matcherNames: result.matcherNames,
+    extracted: result.extracted,
+  };
+}
+
+/** Every hit of the template's http blocks on the application at `base` (empty when it does not match). */
+export async function runHttpTemplate(
+  template: Template,
+  base: string,
+  env: HttpEnvironment,
+): Promise<TemplateHit[]> {
+  const hits: TemplateHit[] = [];
+  const variables = urlVariables(base, template);
+  const origin = new URL(base);
+  for (const block of template.http) {
+    const cookies = new Map<string, string>();
+    const history: DslVariables = {};
+    let last: { exchange: HttpExchange; result: OperatorResult; parts: DslVariables } | undefined;
+    for (const [index, spec] of block.requests.entries()) {
+      if (env.signal.aborted) return hits;
+      if (Date.now() > env.deadline) {
+        env.note(`stopped before request ${index + 1}: the template ran out of its time bound`);
+        return hits;
+      }
+      let built: Built;
+      try {
+        built = build(spec, variables);
+      } catch (error) {
+        env.note(`request ${index + 1} was not sent: ${(error as Error).message}`);
+        continue;
+      }
+      const started = performance.now();
+      let exchange: HttpExchange;
+      try {
+        exchange = await send(block, built, env, origin, cookies);
+      } catch {
+        continue; // refused by the scope, timed out, reset: no response to match
+      }
+      if (exchange.truncated)
+        env.note(
+          `matched on the first ${exchange.body.length} bytes of the body of ${exchange.url} (a larger body is cut at the bound)`,
+        );
+      for (const line of exchange.headers.filter(([name]) => name === "set-cookie")) {
+        const [pair] = line[1].split(";");
+        const at = pair.indexOf("=");
+        if (at > 0) cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+      }
+      const parts = responseVariables(exchange, requestText(built), performance.now() - started);
+      // Parts by request number (status_code_2, body_1) are for req-condition blocks only.
+      if (block.reqCondition)
+        for (const [name, value] of Object.entries(parts)) history[`${name}_${index + 1}`] = value;
+      const all = { ...variables, ...history, ...parts };
+      const result = runOperators(block, {
+        variables: all,
+        bytes: { body: exchange.body, raw: exchange.body },
+      });
+      Object.assign(variables, result.internal);
+      last = { exchange, result, parts: all };
+      if (block.reqCondition) continue;
+      if (result.matched) {
+        hits.push(hitOf(exchange, result, evidence(block, { variables: all })));
+        if (block.stopAtFirstMatch) break;
+      }
+    }
+    if (block.reqCondition && last?.result.matched)
+      hits.push(hitOf(last.exchange, last.result, evidence(block, { variables: last.parts })));
+  }
+  return hits;
+}

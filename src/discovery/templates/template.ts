@@ -1,0 +1,599 @@
+/**
+ * A nuclei-format template as Sightline runs it, and the parser that reads one from YAML. The parser
+ * accepts a documented subset (docs/templates.md): every key it does not know, in a request block, a
+ * matcher or an extractor, makes the whole template unsupported, with a reason that names the key —
+ * a template is never run half-understood. Every regex and DSL expression is compiled here, once.
+ */
+import { createHash } from "node:crypto";
+import { parse as parseYaml } from "yaml";
+import { type DslExpression, identifiersOf, parseDsl } from "./dsl.ts";
+import { type SafeRegex, safeRegex, TemplateError } from "./regex.ts";
+
+export { TemplateError } from "./regex.ts";
+
+export const NUCLEI_SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
+export type TemplateSeverity = (typeof NUCLEI_SEVERITIES)[number];
+
+export interface TemplateInfo {
+  name: string;
+  authors: string[];
+  severity: TemplateSeverity;
+  description: string;
+  remediation: string;
+  references: string[];
+  cveIds: string[];
+  cweIds: string[];
+  tags: string[];
+  metadata: Record<string, unknown>;
+}
+
+/** A text with `{{…}}` holes, each a checked DSL expression. */
+export interface Interpolated {
+  text: string;
+  holes: Array<{ raw: string; expression: DslExpression }>;
+}
+
+export type Matcher = {
+  name?: string;
+  part: string;
+  condition: "and" | "or";
+  negative: boolean;
+  internal: boolean;
+} & (
+  | { type: "word"; words: Interpolated[]; caseInsensitive: boolean }
+  | { type: "regex"; regex: SafeRegex[] }
+  | { type: "status"; status: number[] }
+  | { type: "size"; size: number[] }
+  | { type: "binary"; binary: Buffer[] }
+  | { type: "dsl"; dsl: DslExpression[]; sources: string[] }
+);
+
+export type Extractor = { name?: string; part: string; internal: boolean } & (
+  | { type: "regex"; regex: SafeRegex[]; group: number }
+  | { type: "kval"; kval: string[] }
+  | { type: "json"; json: string[] }
+  | { type: "xpath"; xpath: string[]; attribute?: string }
+  | { type: "dsl"; dsl: DslExpression[] }
+);
+
+export interface Operators {
+  matchers: Matcher[];
+  matchersCondition: "and" | "or";
+  extractors: Extractor[];
+}
+
+export type HttpRequestSpec =
+  | {
+      kind: "path";
+      method: string;
+      path: Interpolated;
+      headers: Array<[string, Interpolated]>;
+      body?: Interpolated;
+    }
+  | { kind: "raw"; raw: Interpolated };
+
+export interface HttpBlock extends Operators {
+  requests: HttpRequestSpec[];
+  redirects: boolean;
+  maxRedirects: number;
+  stopAtFirstMatch: boolean;
+  reqCondition: boolean;
+  cookieReuse: boolean;
+  maxSize?: number;
+}
+
+export interface NetworkBlock extends Operators {
+  hosts: Interpolated[];
+  ports: number[];
+  /** Plain TCP (false), TLS (true) or both, in that order: as the block's hosts say (`tls://…`). */
+  tls: boolean[];
+  inputs: Array<{ data: Buffer | Interpolated; read?: number; name?: string }>;
+  readSize: number;
+}
+
+export interface DnsBlock extends Operators {
+  name: Interpolated;
+  type: string;
+  recursion: boolean;
+}
+
+export interface SslBlock extends Operators {
+  address: Interpolated;
+}
+
+export interface Template {
+  id: string;
+  /** Where it was read from, and the SHA-256 of its bytes. */
+  file: string;
+  sha256: string;
+  info: TemplateInfo;
+  variables: Array<[string, Interpolated]>;
+  http: HttpBlock[];
+  network: NetworkBlock[];
+  dns: DnsBlock[];
+  ssl: SslBlock[];
+}
+
+/** Templates per protocol block: most public templates have one; a few chain two. */
+const MAX_REQUESTS_PER_TEMPLATE = 16;
+
+const fail = (message: string): never => {
+  throw new TemplateError(message);
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function only(where: string, value: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(value))
+    if (!allowed.includes(key)) fail(`${where} uses "${key}", which Sightline does not support`);
+}
+
+const list = (value: unknown): unknown[] =>
+  value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
+const strings = (where: string, value: unknown): string[] =>
+  list(value).map((item) =>
+    typeof item === "string" || typeof item === "number"
+      ? String(item)
+      : fail(`${where} must be a list of texts`),
+  );
+const flag = (where: string, value: unknown, fallback = false): boolean => {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") fail(`${where} must be true or false`);
+  return value as boolean;
+};
+const condition = (where: string, value: unknown): "and" | "or" => {
+  if (value === undefined) return "or";
+  if (value !== "and" && value !== "or") fail(`${where} must be "and" or "or"`);
+  return value as "and" | "or";
+};
+
+/** Variables every template may read, whatever its protocol; `randstr` and `randstr_N` too. */
+const BUILT_IN_VARIABLES = new Set([
+  "BaseURL",
+  "RootURL",
+  "Hostname",
+  "Host",
+  "Port",
+  "Scheme",
+  "Path",
+  "File",
+  "FQDN",
+  "RDN",
+  "DN",
+  "SD",
+  "TLD",
+  "Input",
+  "ip",
+]);
+
+class Reader {
+  /** Names a `{{…}}` hole may read: built-ins, template variables, internal extractors. */
+  readonly known = new Set(BUILT_IN_VARIABLES);
+
+  interpolated(where: string, value: unknown): Interpolated {
+    if (typeof value !== "string" && typeof value !== "number") fail(`${where} must be a text`);
+    const text = String(value);
+    const holes: Interpolated["holes"] = [];
+    for (const [raw, inner] of text.matchAll(/\{\{([\s\S]*?)\}\}/g)) {
+      if (/interactsh/i.test(inner))
+        fail(`${where} uses {{${inner}}}: out-of-band interaction (interactsh) is not supported`);
+      const expression = parseDsl(inner.trim());
+      for (const name of identifiersOf(expression))
+        if (!this.known.has(name) && !/^randstr(_\d+)?$/.test(name))
+          fail(`${where} uses the variable {{${name}}}, which is not defined`);
+      holes.push({ raw, expression });
+    }
+    return { text, holes };
+  }
+
+  matcher(where: string, raw: unknown): Matcher {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, [
+      "type",
+      "part",
+      "condition",
+      "negative",
+      "internal",
+      "name",
+      "words",
+      "regex",
+      "status",
+      "size",
+      "binary",
+      "dsl",
+      "case-insensitive",
+      "encoding",
+      "match-all",
+    ]);
+    const base = {
+      name: typeof raw.name === "string" ? raw.name : undefined,
+      part: typeof raw.part === "string" ? raw.part : "body",
+      condition: condition(`${where}.condition`, raw.condition),
+      negative: flag(`${where}.negative`, raw.negative),
+      internal: flag(`${where}.internal`, raw.internal),
+    };
+    const caseInsensitive = flag(`${where}.case-insensitive`, raw["case-insensitive"]);
+    if (raw.encoding !== undefined && raw.type !== "word")
+      fail(`${where}.encoding is for word matchers only`);
+    const need = (key: string) => {
+      const values = list(raw[key]);
+      if (values.length === 0) fail(`${where} of type ${raw.type} needs "${key}"`);
+      return values;
+    };
+    switch (raw.type) {
+      case "word": {
+        if (raw.encoding !== undefined && raw.encoding !== "hex") fail(`${where}.encoding must be hex`);
+        const words = strings(`${where}.words`, need("words")).map((word) =>
+          raw.encoding === "hex" ? Buffer.from(word, "hex").toString("latin1") : word,
+        );
+        return {
+          ...base,
+          type: "word",
+          caseInsensitive,
+          words: words.map((word, i) => this.interpolated(`${where}.words[${i}]`, word)),
+        };
+      }
+      case "regex":
+        return {
+          ...base,
+          type: "regex",
+          regex: strings(`${where}.regex`, need("regex")).map((pattern) =>
+            safeRegex(pattern, { caseInsensitive }),
+          ),
+        };
+      case "status":
+      case "size": {
+        const numbers = need(raw.type).map((item) =>
+          Number.isInteger(Number(item)) ? Number(item) : fail(`${where}.${raw.type} must be whole numbers`),
+        );
+        return raw.type === "status"
+          ? { ...base, type: "status", status: numbers }
+          : { ...base, type: "size", size: numbers };
+      }
+      case "binary":
+        return {
+          ...base,
+          type: "binary",
+          binary: strings(`${where}.binary`, need("binary")).map((hex) =>
+            /^([0-9a-f]{2})+$/i.test(hex)
+              ? Buffer.from(hex, "hex")
+              : fail(`${where}.binary must be hex bytes`),
+          ),
+        };
+      case "dsl": {
+        const sources = strings(`${where}.dsl`, need("dsl"));
+        return { ...base, type: "dsl", sources, dsl: sources.map((source) => parseDsl(source)) };
+      }
+      default:
+        return fail(`${where} has type "${String(raw.type)}", which Sightline does not support`);
+    }
+  }
+
+  extractor(where: string, raw: unknown): Extractor {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, [
+      "type",
+      "part",
+      "name",
+      "internal",
+      "group",
+      "regex",
+      "kval",
+      "json",
+      "xpath",
+      "attribute",
+      "dsl",
+      "case-insensitive",
+    ]);
+    const base = {
+      name: typeof raw.name === "string" ? raw.name : undefined,
+      part: typeof raw.part === "string" ? raw.part : "body",
+      internal: flag(`${where}.internal`, raw.internal),
+    };
+    if (base.internal && !base.name) fail(`${where} is internal and so needs a name`);
+    if (base.name) this.known.add(base.name);
+    const caseInsensitive = flag(`${where}.case-insensitive`, raw["case-insensitive"]);
+    switch (raw.type) {
+      case "regex":
+        return {
+          ...base,
+          type: "regex",
+          group: Number.isInteger(raw.group) ? (raw.group as number) : 0,
+          regex: strings(`${where}.regex`, raw.regex).map((pattern) =>
+            safeRegex(pattern, { caseInsensitive }),
+          ),
+        };
+      case "kval":
+        return { ...base, type: "kval", kval: strings(`${where}.kval`, raw.kval) };
+      case "json":
+        return {
+          ...base,
+          type: "json",
+          json: strings(`${where}.json`, raw.json).map((path) =>
+            /^(\.[\w$-]*|\[\d*\]|\["[^"]*"\]|\.\[\d*\])*$/.test(path.trim().replace(/\[\]$/, "[]"))
+              ? path.trim()
+              : fail(`${where}.json "${path}" is more than the supported paths (.a.b, .a[0], .a[])`),
+          ),
+        };
+      case "xpath":
+        return {
+          ...base,
+          type: "xpath",
+          xpath: strings(`${where}.xpath`, raw.xpath),
+          attribute: typeof raw.attribute === "string" ? raw.attribute : undefined,
+        };
+      case "dsl":
+        return {
+          ...base,
+          type: "dsl",
+          dsl: strings(`${where}.dsl`, raw.dsl).map((source) => parseDsl(source)),
+        };
+      default:
+        return fail(`${where} has type "${String(raw.type)}", which Sightline does not support`);
+    }
+  }
+
+  operators(where: string, raw: Record<string, unknown>): Operators {
+    const extractors = list(raw.extractors).map((item, i) =>
+      this.extractor(`${where}.extractors[${i}]`, item),
+    );
+    const matchers = list(raw.matchers).map((item, i) => this.matcher(`${where}.matchers[${i}]`, item));
+    if (matchers.length === 0 && extractors.length === 0)
+      fail(`${where} has neither matchers nor extractors`);
+    return {
+      matchers,
+      extractors,
+      matchersCondition: condition(`${where}.matchers-condition`, raw["matchers-condition"]),
+    };
+  }
+
+  http(where: string, raw: unknown): HttpBlock {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, [
+      "id",
+      "name",
+      "method",
+      "path",
+      "raw",
+      "headers",
+      "body",
+      "redirects",
+      "host-redirects",
+      "max-redirects",
+      "matchers-condition",
+      "matchers",
+      "extractors",
+      "stop-at-first-match",
+      "req-condition",
+      "cookie-reuse",
+      "disable-cookie",
+      "max-size",
+      "skip-variables-check",
+    ]);
+    // Extractors first: their names are variables the requests may use.
+    const operators = this.operators(where, raw);
+    const requests: HttpRequestSpec[] = [];
+    if (raw.raw !== undefined) {
+      if (raw.path !== undefined) fail(`${where} has both "raw" and "path"`);
+      for (const [i, text] of strings(`${where}.raw`, raw.raw).entries())
+        requests.push({ kind: "raw", raw: this.interpolated(`${where}.raw[${i}]`, text) });
+    } else {
+      const method = typeof raw.method === "string" ? raw.method.toUpperCase() : "GET";
+      if (!/^(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH|TRACE)$/.test(method))
+        fail(`${where}.method "${method}" is not an HTTP method Sightline sends`);
+      if (!isObject(raw.headers ?? {})) fail(`${where}.headers must be a mapping`);
+      const headers = Object.entries((raw.headers ?? {}) as Record<string, unknown>).map(
+        ([name, value]) =>
+          [name, this.interpolated(`${where}.headers.${name}`, value)] as [string, Interpolated],
+      );
+      const body = raw.body === undefined ? undefined : this.interpolated(`${where}.body`, raw.body);
+      for (const [i, path] of strings(`${where}.path`, raw.path).entries())
+        requests.push({
+          kind: "path",
+          method,
+          path: this.interpolated(`${where}.path[${i}]`, path),
+          headers,
+          body,
+        });
+    }
+    if (requests.length === 0) fail(`${where} has no path and no raw request`);
+    if (requests.length > MAX_REQUESTS_PER_TEMPLATE)
+      fail(`${where} sends ${requests.length} requests; at most ${MAX_REQUESTS_PER_TEMPLATE} are run`);
+    const maxRedirects = raw["max-redirects"] === undefined ? 10 : Number(raw["max-redirects"]);
+    if (!Number.isInteger(maxRedirects) || maxRedirects < 0)
+      fail(`${where}.max-redirects must be a whole number`);
+    const maxSize = raw["max-size"] === undefined ? undefined : Number(raw["max-size"]);
+    return {
+      ...operators,
+      requests,
+      redirects:
+        flag(`${where}.redirects`, raw.redirects) || flag(`${where}.host-redirects`, raw["host-redirects"]),
+      maxRedirects,
+      stopAtFirstMatch: flag(`${where}.stop-at-first-match`, raw["stop-at-first-match"]),
+      reqCondition: flag(`${where}.req-condition`, raw["req-condition"]),
+      cookieReuse:
+        flag(`${where}.cookie-reuse`, raw["cookie-reuse"]) &&
+        !flag(`${where}.disable-cookie`, raw["disable-cookie"]),
+      maxSize: maxSize !== undefined && Number.isInteger(maxSize) && maxSize > 0 ? maxSize : undefined,
+    };
+  }
+
+  network(where: string, raw: unknown): NetworkBlock {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, [
+      "id",
+      "name",
+      "host",
+      "port",
+      "inputs",
+      "read-size",
+      "read-all",
+      "matchers",
+      "extractors",
+      "matchers-condition",
+    ]);
+    const operators = this.operators(where, raw);
+    const hosts = strings(`${where}.host`, raw.host).map((host, i) =>
+      this.interpolated(`${where}.host[${i}]`, host),
+    );
+    if (hosts.length === 0) fail(`${where} has no host`);
+    const ports = strings(`${where}.port`, typeof raw.port === "string" ? raw.port.split(",") : raw.port).map(
+      (port) => (/^\d{1,5}$/.test(port.trim()) ? Number(port) : fail(`${where}.port must be port numbers`)),
+    );
+    const tls = new Set<boolean>();
+    for (const host of hosts) {
+      const fixed = /:(\d{1,5})$/.exec(host.text);
+      if (fixed) ports.push(Number(fixed[1]));
+      tls.add(/^tls:\/\//.test(host.text));
+    }
+    const inputs = list(raw.inputs).map((input, i) => {
+      const at = `${where}.inputs[${i}]`;
+      if (!isObject(input)) return fail(`${at} must be a mapping`);
+      only(at, input, ["data", "type", "read", "name"]);
+      if (input.type !== undefined && input.type !== "hex" && input.type !== "text")
+        fail(`${at}.type must be hex or text`);
+      const text = input.data === undefined ? "" : String(input.data);
+      const data =
+        input.type === "hex"
+          ? /^([0-9a-f]{2})*$/i.test(text.replace(/\s/g, ""))
+            ? Buffer.from(text.replace(/\s/g, ""), "hex")
+            : fail(`${at}.data is not hex`)
+          : this.interpolated(`${at}.data`, text);
+      const read = input.read === undefined ? undefined : Number(input.read);
+      if (read !== undefined && (!Number.isInteger(read) || read < 1))
+        fail(`${at}.read must be a whole number`);
+      return { data, read, name: typeof input.name === "string" ? input.name : undefined };
+    });
+    const readSize = raw["read-size"] === undefined ? 1024 : Number(raw["read-size"]);
+    if (!Number.isInteger(readSize) || readSize < 1) fail(`${where}.read-size must be a whole number`);
+    return { ...operators, hosts, ports: [...new Set(ports)], tls: [...tls].sort(), inputs, readSize };
+  }
+
+  dns(where: string, raw: unknown): DnsBlock {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, [
+      "id",
+      "name",
+      "type",
+      "class",
+      "recursion",
+      "retries",
+      "matchers",
+      "extractors",
+      "matchers-condition",
+    ]);
+    const operators = this.operators(where, raw);
+    const type = String(raw.type ?? "A").toUpperCase();
+    if (!DNS_TYPES.includes(type))
+      fail(`${where}.type ${type} is not one Sightline asks (${DNS_TYPES.join(", ")})`);
+    if (raw.class !== undefined && String(raw.class).toLowerCase() !== "inet")
+      fail(`${where}.class ${String(raw.class)} is not supported (inet only)`);
+    return {
+      ...operators,
+      name: this.interpolated(`${where}.name`, raw.name ?? "{{FQDN}}"),
+      type,
+      recursion: flag(`${where}.recursion`, raw.recursion, true),
+    };
+  }
+
+  ssl(where: string, raw: unknown): SslBlock {
+    if (!isObject(raw)) return fail(`${where} must be a mapping`);
+    only(where, raw, ["id", "name", "address", "matchers", "extractors", "matchers-condition"]);
+    return {
+      ...this.operators(where, raw),
+      address: this.interpolated(`${where}.address`, raw.address ?? "{{Host}}:{{Port}}"),
+    };
+  }
+}
+
+export const DNS_TYPES = ["A", "AAAA", "CNAME", "NS", "TXT", "MX", "SOA", "CAA", "SRV", "PTR"];
+
+const TOP_LEVEL = ["id", "info", "variables", "http", "requests", "tcp", "network", "dns", "ssl"];
+
+function info(raw: unknown): TemplateInfo {
+  if (!isObject(raw)) return fail(`"info" must be a mapping`);
+  const severity = String(raw.severity ?? "info").toLowerCase();
+  if (!(NUCLEI_SEVERITIES as readonly string[]).includes(severity))
+    fail(`info.severity "${severity}" is not one of ${NUCLEI_SEVERITIES.join(", ")}`);
+  const classification = isObject(raw.classification) ? raw.classification : {};
+  const tags = typeof raw.tags === "string" ? raw.tags.split(",") : strings("info.tags", raw.tags);
+  const authors = typeof raw.author === "string" ? raw.author.split(",") : strings("info.author", raw.author);
+  return {
+    name: typeof raw.name === "string" ? raw.name : "",
+    authors: authors.map((a) => a.trim()).filter(Boolean),
+    severity: severity as TemplateSeverity,
+    description: typeof raw.description === "string" ? raw.description.trim() : "",
+    remediation: typeof raw.remediation === "string" ? raw.remediation.trim() : "",
+    references: strings("info.reference", raw.reference)
+      .map((r) => r.trim())
+      .filter(Boolean),
+    cveIds: strings("info.classification.cve-id", classification["cve-id"]).map((id) => id.toUpperCase()),
+    cweIds: strings("info.classification.cwe-id", classification["cwe-id"]).map((id) => id.toUpperCase()),
+    tags: tags.map((tag) => tag.trim().toLowerCase()).filter(Boolean),
+    metadata: isObject(raw.metadata) ? raw.metadata : {},
+  };
+}
+
+/**
+ * Reads one template. Throws a TemplateError whose message says what is unsupported or wrong; the
+ * caller skips the template with that message.
+ */
+export function parseTemplate(source: string | Buffer, file: string): Template {
+  const bytes = typeof source === "string" ? Buffer.from(source) : source;
+  let document: unknown;
+  try {
+    document = parseYaml(bytes.toString("utf8"), { maxAliasCount: 100, prettyErrors: false });
+  } catch (error) {
+    throw new TemplateError(`does not parse as YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  if (!isObject(document)) fail("is not a YAML mapping");
+  const raw = document as Record<string, unknown>;
+  for (const key of Object.keys(raw))
+    if (!TOP_LEVEL.includes(key))
+      fail(
+        [
+          "code",
+          "javascript",
+          "headless",
+          "file",
+          "websocket",
+          "whois",
+          "workflows",
+          "flow",
+          "self-contained",
+          "multi",
+        ].includes(key)
+          ? `uses "${key}", a protocol or feature Sightline does not support`
+          : `uses "${key}", which Sightline does not support`,
+      );
+  if (typeof raw.id !== "string" || !/^[A-Za-z0-9][\w.-]{0,199}$/.test(raw.id))
+    fail(`needs an "id" of letters, digits, dots, dashes and underscores`);
+  const reader = new Reader();
+  const variables: Array<[string, Interpolated]> = [];
+  if (raw.variables !== undefined) {
+    if (!isObject(raw.variables)) fail(`"variables" must be a mapping`);
+    for (const [name, value] of Object.entries(raw.variables as Record<string, unknown>)) {
+      if (!/^[A-Za-z_]\w*$/.test(name)) fail(`variable "${name}" is not a plain name`);
+      variables.push([name, reader.interpolated(`variables.${name}`, value)]);
+      reader.known.add(name);
+    }
+  }
+  const blocks = (key: string) => list(raw[key]);
+  const template: Template = {
+    id: raw.id as string,
+    file,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    info: info(raw.info),
+    variables,
+    http: [...blocks("http"), ...blocks("requests")].map((block, i) => reader.http(`http[${i}]`, block)),
+    network: [...blocks("tcp"), ...blocks("network")].map((block, i) => reader.network(`tcp[${i}]`, block)),
+    dns: blocks("dns").map((block, i) => reader.dns(`dns[${i}]`, block)),
+    ssl: blocks("ssl").map((block, i) => reader.ssl(`ssl[${i}]`, block)),
+  };
+  const protocols = [template.http, template.network, template.dns, template.ssl].filter((b) => b.length > 0);
+  if (protocols.length === 0) fail("has no http, tcp/network, dns or ssl block");
+  if (protocols.length > 1)
+    fail("mixes protocols in one template (a flow), which Sightline does not support");
+  return template;
+}

@@ -1,0 +1,158 @@
+/** A run as the API shows it: its schema and the view of a stored run row. */
+import { Type } from "typebox";
+import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
+import { describeRunSettings, type RunSettings } from "../core/run-settings.ts";
+import { RUN_STATUSES } from "../core/runs.ts";
+import type { RunRow } from "../store/runs.ts";
+
+const Timestamp = (description: string) =>
+  Type.Union([Type.String(), Type.Null()], {
+    description: `${description} (YYYY-MM-DD HH:MM:SS UTC), or null`,
+  });
+
+export const Run = Type.Object({
+  id: Type.Integer(),
+  status: Type.String({
+    enum: [...RUN_STATUSES],
+    description:
+      "queued → started → finished; or failed (see `error`) or cancelled. Only a finished run's results are served.",
+  }),
+  created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
+  priority: Type.Integer({
+    description: "Lower runs first when workers are busy: forced runs 1, scheduled 5.",
+  }),
+  trigger: Type.String({
+    enum: ["forced", "scheduled"],
+    description: "Who started it: the API, or the scheduler.",
+  }),
+  started_at: Timestamp("When a worker began it"),
+  finished_at: Timestamp("When it finished, failed or was cancelled"),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: "Why it failed or who cancelled it; null otherwise.",
+  }),
+  tasks_total: Type.Integer({ description: "Tasks known so far; grows as tasks find more work." }),
+  tasks_done: Type.Integer({ description: "Tasks completed." }),
+  waiting: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "Why a queued or started run is not moving, in a sentence (no worker seen in distributed mode); null otherwise.",
+  }),
+});
+
+/** A queued or started run that is not saving its results: the runs a missing worker holds up. */
+export const isWaitingKind = (row: RunRow) =>
+  (row.status === "queued" || row.status === "started") && !row.finishing_at;
+
+export function describeRun(row: RunRow, waiting: string | null = null) {
+  const timestamp = formatTimestampOrNull;
+  return {
+    id: row.id,
+    status: row.status,
+    created_at: formatTimestamp(row.created_at),
+    priority: row.priority,
+    trigger: row.trigger,
+    started_at: timestamp(row.started_at),
+    finished_at: timestamp(row.finished_at),
+    error: row.error,
+    tasks_total: row.tasks_total,
+    tasks_done: row.tasks_done,
+    waiting: isWaitingKind(row) ? waiting : null,
+  };
+}
+
+const Integers = (description: string) => Type.Integer({ description });
+const Names = (description: string) => Type.Array(Type.String(), { description });
+
+/** The discovery settings fixed when the run was created, which every worker applies. */
+export const RunSettingsView = Type.Object(
+  {
+    dns_servers: Names("Resolvers asked (host:port); empty means the system's."),
+    scan_allow: Names("Addresses, blocks and names scanning may touch although denied by default."),
+    scan_deny: Names("Addresses, blocks and names never touched, on top of the built-in deny list."),
+    ports: Type.String({ description: "The ports scanned: top100, top1000 or a list." }),
+    dns_wordlist: Type.String({ description: "The brute-force wordlist: small, large or a file." }),
+    dns_wordlist_lines: Type.Union([Type.Integer(), Type.Null()], {
+      description: "Lines of a wordlist file, read when the run was created; null for small and large.",
+    }),
+    depth: Integers("Discovery steps away from the seeds."),
+    concurrency: Integers("Network operations in flight at once."),
+    per_host_concurrency: Integers("Network operations in flight at once against one host."),
+    rate_limit: Integers("Network operations started per second (0 = unlimited)."),
+    timeout_ms: Integers("Time allowed for one network operation."),
+    http_max_body_bytes: Integers("Bytes of an HTTP body read."),
+    http_max_header_bytes: Integers("Bytes of HTTP headers accepted."),
+    http_max_redirects: Integers("Redirects followed from one URL."),
+    banner_max_bytes: Integers("Bytes of a service's greeting kept."),
+    banner_timeout_ms: Integers("Time a greeting is waited for."),
+    dns_max_records: Integers("Records of one type kept per name."),
+    dns_max_txt_length: Integers("Characters of one TXT record kept."),
+    axfr_max_records: Integers("Records read from one zone transfer."),
+    tls_max_names: Integers("Names taken from one certificate."),
+    max_block_addresses: Integers("Largest seeded IPv4 block whose addresses are scanned."),
+    templates: Names("Directories of nuclei-format templates run besides the built-in library."),
+    template_library: Type.String({
+      description: "Whether Sightline's own template library runs: on or off.",
+    }),
+    template_tags: Names("Only templates with one of these tags run; empty: every tag."),
+    template_severities: Names("Only templates of these severities run; empty: all."),
+    template_allow: Names("Intrusive tags (intrusive, dos, fuzz, bruteforce) allowed to run."),
+  },
+  {
+    description:
+      "The discovery settings of the run, taken from the server's configuration when the run was created and applied by every worker; null for runs created before settings were stored.",
+  },
+);
+
+const NoteCount = Type.Object({
+  kind: Type.String({
+    description: "What wrote the notes: a discovery module (dns, ports, http, …) or plan.",
+  }),
+  count: Type.Integer(),
+});
+
+export const RunDetail = Type.Object({
+  ...Run.properties,
+  settings: Type.Union([RunSettingsView, Type.Null()]),
+  notes: Type.Object(
+    {
+      total: Type.Integer({ description: "Notes the run wrote." }),
+      by_kind: Type.Array(NoteCount, { description: "Notes per kind, most first." }),
+    },
+    {
+      description:
+        "What the run noted on the way (a seed that did not resolve, a name server that timed out, a module that failed on an entity): read them with GET …/runs/{id}/notes.",
+    },
+  ),
+});
+
+/** One run with what only its own page shows: its settings and how many notes of each kind it wrote. */
+export function describeRunDetail(
+  row: RunRow,
+  notes: Array<{ kind: string; count: number }>,
+  waiting: string | null = null,
+) {
+  const settings = row.settings ? (JSON.parse(row.settings) as RunSettings) : null;
+  return {
+    ...describeRun(row, waiting),
+    settings: settings && describeRunSettings(settings),
+    notes: { total: notes.reduce((sum, kind) => sum + kind.count, 0), by_kind: notes },
+  };
+}
+
+export const RunNotes = Type.Object({
+  total: Type.Integer({ description: "Notes of the run (of `kind`, when asked for one)." }),
+  kinds: Type.Array(
+    Type.Object({
+      ...NoteCount.properties,
+      examples: Type.Array(Type.String(), { description: "The first few notes of the kind." }),
+    }),
+    { description: "Every kind of note the run wrote, most first, each with examples." },
+  ),
+  notes: Type.Array(
+    Type.Object({
+      kind: Type.String(),
+      message: Type.String(),
+      created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
+    }),
+    { description: "One page of the notes (limit/offset), in the order they were written." },
+  ),
+});

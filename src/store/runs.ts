@@ -1,0 +1,735 @@
+/**
+ * Repository of runs, their tasks and the scheduler's bookkeeping. Every state change is a conditional
+ * update (compare-and-set on the current status), so several processes can act on the same run and
+ * exactly one of them wins each transition.
+ */
+import { type Kysely, PostgresAdapter, type Selectable, sql } from "kysely";
+import { nowIso } from "../core/formats.ts";
+import { yieldToLoop } from "../core/pace.ts";
+import type { RunSettings } from "../core/run-settings.ts";
+import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
+import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
+import { reclaimFreeSpace } from "./free-space.ts";
+import type { AccountStatus, Database, RunsTable, RunTrigger } from "./schema.ts";
+
+export type RunRow = Selectable<RunsTable>;
+
+/** The states a run leaves only by ending; the partial unique index allows one of them per collection. */
+
+export interface ScheduleCandidate {
+  collectionId: number;
+  /** When the scheduler last fired it (the compare-and-set value of fireSchedule). */
+  lastFiredAt: string | null;
+  /** When its newest run that did not fail or get cancelled was made, forced or scheduled. */
+  lastRunAt: string | null;
+  accountStatus: AccountStatus;
+  scanRate: string;
+}
+
+/** Rows per insert: keeps a large plan under both dialects' bound-parameter limits. */
+const CHUNK = 500;
+
+/** Task rows deleted per statement once a run has ended: a few milliseconds of SQLite's writer each. */
+const PRUNE_BATCH = 250;
+
+async function insertTasks(
+  db: Kysely<Database>,
+  runId: number,
+  tasks: TaskSpec[],
+  now: string,
+): Promise<number[]> {
+  return inGivenOrder(tasks, await insertTaskRows(db, runId, tasks, now));
+}
+
+async function insertTaskRows(
+  db: Kysely<Database>,
+  runId: number,
+  tasks: TaskSpec[],
+  now: string,
+): Promise<Array<{ id: number; key: string }>> {
+  const ids: Array<{ id: number; key: string }> = [];
+  for (let i = 0; i < tasks.length; i += CHUNK) {
+    const rows = await db
+      .insertInto("run_tasks")
+      .values(
+        tasks.slice(i, i + CHUNK).map((task) => ({
+          run_id: runId,
+          key: task.key,
+          kind: task.kind,
+          payload: JSON.stringify(task.payload ?? null),
+          depth: task.depth,
+          status: "pending" as const,
+          attempts: 0,
+          created_at: now,
+        })),
+      )
+      .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
+      .returning(["id", "key"])
+      .execute();
+    ids.push(...rows);
+  }
+  return ids;
+}
+
+/**
+ * The ids of the tasks inserted, in the order the tasks were given (inserts are sorted by key): the queue
+ * runs tasks in the order they are queued, and the work decides that order (a block's next slice last).
+ */
+function inGivenOrder(tasks: TaskSpec[], rows: Array<{ id: number; key: string }>): number[] {
+  const idOf = new Map(rows.map((row) => [row.key, row.id]));
+  const ids: number[] = [];
+  for (const task of tasks) {
+    const id = idOf.get(task.key);
+    if (id === undefined) continue;
+    ids.push(id);
+    idOf.delete(task.key);
+  }
+  return ids;
+}
+
+const changed = (result: { numUpdatedRows: bigint }) => Number(result.numUpdatedRows) > 0;
+
+export class RunsRepository {
+  readonly db: Kysely<Database>;
+  /** The discovery settings every run created here is given (this process's configuration). */
+  readonly settings: RunSettings | undefined;
+  constructor(db: Kysely<Database>, settings?: RunSettings) {
+    this.db = db;
+    this.settings = settings;
+  }
+
+  /** Whether the database answers now (within 2 s): tells an outage from a failure of the work. */
+  async reachable(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        sql`select 1`.execute(this.db),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("no answer")), 2000);
+        }),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // --- runs -------------------------------------------------------------------------------------------
+
+  /** A new queued run, or undefined when the collection already has a queued or started one. */
+  async create(
+    collectionId: number,
+    trigger: RunTrigger,
+    priority: number,
+    db: Kysely<Database> = this.db,
+  ): Promise<RunRow | undefined> {
+    const now = nowIso();
+    return db
+      .insertInto("runs")
+      .values({
+        collection_id: collectionId,
+        trigger,
+        status: "queued",
+        priority,
+        created_at: now,
+        updated_at: now,
+        tasks_total: 0,
+        tasks_done: 0,
+        settings: this.settings ? JSON.stringify(this.settings) : null,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  active(collectionId: number): Promise<RunRow | undefined> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .where("status", "in", ACTIVE_RUN_STATUSES)
+      .executeTakeFirst();
+  }
+
+  get(runId: number): Promise<RunRow | undefined> {
+    return this.db.selectFrom("runs").selectAll().where("id", "=", runId).executeTakeFirst();
+  }
+
+  /** What the work is told about a run. */
+  async info(runId: number): Promise<RunInfo | undefined> {
+    const row = await this.db
+      .selectFrom("runs")
+      .innerJoin("collections", "collections.id", "runs.collection_id")
+      .select([
+        "runs.id",
+        "runs.settings",
+        "collections.id as collection_id",
+        "collections.name",
+        "collections.account_id",
+      ])
+      .where("runs.id", "=", runId)
+      .executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        collectionId: row.collection_id,
+        collectionName: row.name,
+        accountId: row.account_id,
+        settings: row.settings ? (JSON.parse(row.settings) as RunSettings) : undefined,
+      }
+    );
+  }
+
+  /** The runs of a collection, newest first. */
+  listForCollection(collectionId: number): Promise<RunRow[]> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .orderBy("id", "desc")
+      .execute();
+  }
+
+  findInCollection(collectionId: number, runId: number): Promise<RunRow | undefined> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .where("id", "=", runId)
+      .executeTakeFirst();
+  }
+
+  /** The latest finished run of a collection: the one whose results are current. */
+  latestFinished(collectionId: number): Promise<RunRow | undefined> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("collection_id", "=", collectionId)
+      .where("status", "=", "finished")
+      .orderBy("id", "desc")
+      .executeTakeFirst();
+  }
+
+  /** The newest `limit` finished runs of a collection, newest first (for a trend over runs). */
+  newestFinished(
+    collectionId: number,
+    limit: number,
+  ): Promise<Array<{ id: number; finished_at: string | null }>> {
+    return this.db
+      .selectFrom("runs")
+      .select(["id", "finished_at"])
+      .where("collection_id", "=", collectionId)
+      .where("status", "=", "finished")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+  }
+
+  /** Queued → started with the planned tasks, in one transaction; false when the run was not queued. */
+  async start(runId: number, tasks: TaskSpec[], deadlineAt: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = nowIso();
+      const result = await trx
+        .updateTable("runs")
+        .set({ status: "started", started_at: now, deadline_at: deadlineAt, updated_at: now })
+        .where("id", "=", runId)
+        .where("status", "=", "queued")
+        .executeTakeFirst();
+      if (!changed(result)) return false;
+      const ids = await insertTasks(trx, runId, tasks, now);
+      await trx.updateTable("runs").set({ tasks_total: ids.length }).where("id", "=", runId).execute();
+      return true;
+    });
+  }
+
+  /** Started (all tasks done, nobody finishing yet) → finishing; true for the one caller that wins. */
+  async claimFinish(runId: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("runs")
+      .set({ finishing_at: nowIso() })
+      .where("id", "=", runId)
+      .where("status", "=", "started")
+      .where("finishing_at", "is", null)
+      .whereRef("tasks_done", "=", "tasks_total")
+      .executeTakeFirst();
+    return changed(result);
+  }
+
+  /** Drops a claim to finish whose process died (embedded restart), so the run can be finished again. */
+  async unclaimFinish(runId: number): Promise<void> {
+    await this.db
+      .updateTable("runs")
+      .set({ finishing_at: null })
+      .where("id", "=", runId)
+      .where("status", "=", "started")
+      .execute();
+  }
+
+  async markFinished(runId: number): Promise<boolean> {
+    const now = nowIso();
+    const result = await this.db
+      .updateTable("runs")
+      .set({ status: "finished", finished_at: now, updated_at: now })
+      .where("id", "=", runId)
+      .where("status", "=", "started")
+      .where("finishing_at", "is not", null)
+      .executeTakeFirst();
+    return changed(result);
+  }
+
+  /**
+   * Ends an active run as failed or cancelled; false when it had already ended or is past the point of
+   * no return (saving its results). `finishing: true` ends a run that died while saving its results.
+   */
+  async end(
+    runId: number,
+    status: "failed" | "cancelled",
+    reason: string | null,
+    options: { finishing?: boolean } = {},
+  ): Promise<boolean> {
+    const now = nowIso();
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("runs")
+        .set({ status, error: reason, finished_at: now, updated_at: now })
+        .where("id", "=", runId)
+        .where("status", "in", ACTIVE_RUN_STATUSES)
+        .where("finishing_at", options.finishing ? "is not" : "is", null)
+        .executeTakeFirst();
+      // A run that ends without finishing never replaces results: what it staged is of no use.
+      if (changed(result)) await discardStaging(trx, [runId]);
+      return changed(result);
+    });
+  }
+
+  /**
+   * Drops what tasks staged for runs that had already failed or been cancelled when they wrote it (a task
+   * in flight as its run ends may still write once); answers how many runs had such rows.
+   */
+  async discardEndedStaging(): Promise<number> {
+    const ended = await this.db
+      .selectFrom("staged_entities")
+      .innerJoin("runs", "runs.id", "staged_entities.run_id")
+      .select("runs.id")
+      .distinct()
+      .where("runs.status", "in", ["failed", "cancelled"])
+      .union((eb) =>
+        eb
+          .selectFrom("staged_findings")
+          .innerJoin("runs", "runs.id", "staged_findings.run_id")
+          .select("runs.id")
+          .where("runs.status", "in", ["failed", "cancelled"]),
+      )
+      .execute();
+    if (ended.length > 0)
+      await discardStaging(
+        this.db,
+        ended.map((row) => row.id),
+      );
+    return ended.length;
+  }
+
+  /** How many runs are in each state, across every collection (for /metrics). */
+  async countByStatus(): Promise<Record<RunStatus, number>> {
+    const rows = await this.db
+      .selectFrom("runs")
+      .select(["status", (eb) => eb.fn.countAll<number | string | bigint>().as("count")])
+      .groupBy("status")
+      .execute();
+    const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
+    for (const row of rows) counts[row.status] = Number(row.count);
+    return counts;
+  }
+
+  /** Current status of each of the given runs (absent = deleted). */
+  async statuses(runIds: number[]): Promise<Map<number, RunRow>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.db.selectFrom("runs").selectAll().where("id", "in", runIds).execute();
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  /** Runs left queued or started, oldest first (resumed when an embedded server starts). */
+  unfinished(): Promise<RunRow[]> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("status", "in", ACTIVE_RUN_STATUSES)
+      .orderBy("id")
+      .execute();
+  }
+
+  /** Started runs past their deadline (`finishing` = those that have been saving results since before `before`). */
+  overdue(now: string, finishingBefore: string): Promise<RunRow[]> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("status", "=", "started")
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("finishing_at", "is", null), eb("deadline_at", "<", now)]),
+          eb("finishing_at", "<", finishingBefore),
+        ]),
+      )
+      .execute();
+  }
+
+  /** Active runs with no progress since `before`: candidates for re-dispatching their work. */
+  idle(before: string): Promise<RunRow[]> {
+    return this.db
+      .selectFrom("runs")
+      .selectAll()
+      .where("status", "in", ACTIVE_RUN_STATUSES)
+      .where("finishing_at", "is", null)
+      .where("updated_at", "<", before)
+      .execute();
+  }
+
+  // --- tasks ------------------------------------------------------------------------------------------
+
+  /**
+   * Marks a task running on this worker and counts the attempt (unless `uncounted`: the last one was cut
+   * short by an outage); undefined when it is already done.
+   */
+  async beginTask(
+    taskId: number,
+    worker: string,
+    options: { uncounted?: boolean } = {},
+  ): Promise<TaskRecord | undefined> {
+    // One statement: the update answers the row (both dialects have RETURNING).
+    const row = await this.db
+      .updateTable("run_tasks")
+      .set((eb) => ({
+        status: "running",
+        worker,
+        ...(options.uncounted ? {} : { attempts: eb("attempts", "+", 1) }),
+      }))
+      .where("id", "=", taskId)
+      .where("status", "!=", "done")
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      runId: row.run_id,
+      key: row.key,
+      kind: row.kind,
+      payload: JSON.parse(row.payload),
+      depth: row.depth,
+      attempts: row.attempts,
+    };
+  }
+
+  /**
+   * Records a done task and its follow-ups. The follow-ups go first, with the run's task count, in one
+   * short statement (PostgreSQL) or transaction (SQLite), sorted by key and skipping keys the run has:
+   * concurrent completions naming the same follow-up never wait on each other's whole transaction. Then
+   * the task is marked done with the run's done count, atomically. Nobody sees the task done without its
+   * follow-ups (which would look like "no task left"); a completion that dies between the two leaves the
+   * task undone, and its repetition finds the follow-ups there. Answers the ids of the follow-ups new to
+   * the run, and whether this call marked the task done (false: another worker had already completed it).
+   */
+  async completeTask(
+    runId: number,
+    taskId: number,
+    followUps: TaskSpec[],
+    worker: string,
+  ): Promise<{ added: number[]; completed: boolean }> {
+    const now = nowIso();
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      const added = await this.addTasks(runId, followUps, now);
+      const result = await sql<{ done: number | string }>`
+        with done as (
+          update run_tasks set status = 'done', worker = ${worker}, error = null, finished_at = ${now}
+          where id = ${taskId} and status <> 'done' returning id)
+        update runs set tasks_done = tasks_done + (select count(*) from done), updated_at = ${now}
+        where id = ${runId}
+        returning (select count(*) from done) as done`.execute(this.db);
+      return { added, completed: Number(result.rows[0]?.done ?? 0) > 0 };
+    }
+    // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
+    return this.db.transaction().execute(async (trx) => {
+      const added = await this.#addTasks(trx, runId, followUps, now);
+      const done = await trx
+        .updateTable("run_tasks")
+        .set({ status: "done", worker, error: null, finished_at: now })
+        .where("id", "=", taskId)
+        .where("status", "!=", "done")
+        .executeTakeFirst();
+      const completed = changed(done);
+      if (completed)
+        await trx
+          .updateTable("runs")
+          .set((eb) => ({ tasks_done: eb("tasks_done", "+", 1), updated_at: now }))
+          .where("id", "=", runId)
+          .execute();
+      return { added, completed };
+    });
+  }
+
+  /** Adds tasks the run does not have yet (sorted by key) and counts them in its total; answers their ids. */
+  async addTasks(runId: number, tasks: TaskSpec[], now = nowIso()): Promise<number[]> {
+    if (tasks.length === 0) return [];
+    // One order for every writer: two multi-row inserts naming the same keys never wait on each other in a cycle.
+    const sorted = [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (!(this.db.getExecutor().adapter instanceof PostgresAdapter))
+      return this.db.transaction().execute((trx) => this.#addTasks(trx, runId, tasks, now));
+    const ids: Array<{ id: number; key: string }> = [];
+    for (let i = 0; i < sorted.length; i += CHUNK) {
+      const rows = sorted.slice(i, i + CHUNK).map((task) => ({
+        run_id: runId,
+        key: task.key,
+        kind: task.kind,
+        payload: JSON.stringify(task.payload ?? null),
+        depth: task.depth,
+        status: "pending" as const,
+        attempts: 0,
+        created_at: now,
+      }));
+      // Insert and count in one autocommit statement: the keys it holds are released at once.
+      const result = await this.db
+        .with("added", (db) =>
+          db
+            .insertInto("run_tasks")
+            .values(rows)
+            .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
+            .returning(["id", "key"]),
+        )
+        .with("counted", (db) =>
+          db
+            .updateTable("runs")
+            .set((eb) => ({
+              tasks_total: eb(
+                "tasks_total",
+                "+",
+                eb.selectFrom("added").select(eb.fn.countAll<number>().as("n")),
+              ),
+            }))
+            .where("id", "=", runId)
+            .returning("id"),
+        )
+        .selectFrom("added")
+        .select(["id", "key"])
+        .execute();
+      ids.push(...result);
+    }
+    return inGivenOrder(tasks, ids);
+  }
+
+  async #addTasks(db: Kysely<Database>, runId: number, tasks: TaskSpec[], now: string): Promise<number[]> {
+    if (tasks.length === 0) return [];
+    const sorted = [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const ids = inGivenOrder(tasks, await insertTaskRows(db, runId, sorted, now));
+    if (ids.length > 0)
+      await db
+        .updateTable("runs")
+        .set((eb) => ({ tasks_total: eb("tasks_total", "+", ids.length), updated_at: now }))
+        .where("id", "=", runId)
+        .execute();
+    return ids;
+  }
+
+  /** Puts a running task back to pending; a hand-back (not the task's fault) also refunds the attempt. */
+  async releaseTask(taskId: number, options: { error?: string; refund?: boolean } = {}): Promise<void> {
+    await this.db
+      .updateTable("run_tasks")
+      .set((eb) => ({
+        status: "pending",
+        ...(options.error !== undefined ? { error: options.error } : {}),
+        ...(options.refund ? { attempts: eb("attempts", "-", 1) } : {}),
+      }))
+      .where("id", "=", taskId)
+      .where("status", "=", "running")
+      .execute();
+  }
+
+  /** Tasks of a run not done yet; `running` ones too when resuming after a crash. */
+  async unfinishedTaskIds(runId: number, options: { includeRunning?: boolean } = {}): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom("run_tasks")
+      .select("id")
+      .where("run_id", "=", runId)
+      .where("status", "in", options.includeRunning ? ["pending", "running"] : ["pending"])
+      .orderBy("id")
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Which worker did how many tasks of a run, and how many attempts they took (for progress and for
+   * checking that work was shared): counted from the run's task rows while it is active, from what their
+   * deletion kept (`run_workers`) once it has ended, and from both while the rows are being deleted (one
+   * statement, so one consistent view of the two).
+   */
+  async workersOf(runId: number): Promise<Array<{ worker: string; tasks: number; attempts: number }>> {
+    const { rows } = await sql<{ worker: string | null; tasks: number | string; attempts: number | string }>`
+      select worker, sum(tasks) as tasks, sum(attempts) as attempts from (
+        select worker, tasks, attempts from run_workers where run_id = ${runId}
+        union all
+        select worker, count(*) as tasks, sum(attempts) as attempts from run_tasks
+        where run_id = ${runId} and status = 'done' group by worker
+      ) counted group by worker order by worker`.execute(this.db);
+    return rows.map((row) => ({
+      worker: row.worker ?? "",
+      tasks: Number(row.tasks),
+      attempts: Number(row.attempts),
+    }));
+  }
+
+  /**
+   * Once a run has ended (finished, failed or cancelled), its task bookkeeping goes: the `run_tasks` rows
+   * (a /16 has about 330,000, with their payloads) are deleted a batch at a time, the event loop served
+   * between batches, each batch in a transaction that adds what it deleted to the run's per-worker counts
+   * (`run_workers`). The rows counted are exactly the rows deleted, so a batch cut short counts nothing
+   * and two processes clearing the same run never count a row twice. Then the space they took (and, for
+   * a run that did not finish, its discarded staging) is given back (free-space.ts).
+   *
+   * A queued or started run is left alone: its tasks are what a resumed run continues from. Nothing reads
+   * an ended run's tasks: a task's failure is in the run's error, repeated jobs of an ended run stop at its
+   * status. `stopping` ends the work between two batches (a shutdown); the scheduler's sweep
+   * (`endedWithTasks`) finishes it later. Answers how many task rows went.
+   */
+  async clearEnded(runId: number, options: { stopping?: () => boolean } = {}): Promise<number> {
+    const run = await this.db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirst();
+    if (!run || ACTIVE_RUN_STATUSES.includes(run.status)) return 0;
+    let deleted = 0;
+    while (!options.stopping?.()) {
+      const count = await this.db.transaction().execute(async (trx) => {
+        const rows = await trx
+          .deleteFrom("run_tasks")
+          .where("id", "in", (eb) =>
+            eb.selectFrom("run_tasks").select("id").where("run_id", "=", runId).limit(PRUNE_BATCH),
+          )
+          .returning(["worker", "status", "attempts"])
+          .execute();
+        const byWorker = new Map<string, { tasks: number; attempts: number }>();
+        for (const row of rows) {
+          if (row.status !== "done" || row.worker === null) continue;
+          const counted = byWorker.get(row.worker) ?? { tasks: 0, attempts: 0 };
+          counted.tasks++;
+          counted.attempts += row.attempts;
+          byWorker.set(row.worker, counted);
+        }
+        if (byWorker.size > 0)
+          await trx
+            .insertInto("run_workers")
+            .values([...byWorker].map(([worker, counted]) => ({ run_id: runId, worker, ...counted })))
+            .onConflict((oc) =>
+              oc.columns(["run_id", "worker"]).doUpdateSet((eb) => ({
+                tasks: eb("run_workers.tasks", "+", eb.ref("excluded.tasks")),
+                attempts: eb("run_workers.attempts", "+", eb.ref("excluded.attempts")),
+              })),
+            )
+            .execute();
+        return rows.length;
+      });
+      if (count === 0) break;
+      deleted += count;
+      await yieldToLoop();
+    }
+    if (!options.stopping?.())
+      await reclaimFreeSpace(
+        this.db,
+        run.status === "finished"
+          ? ["run_tasks", "runs"]
+          : ["run_tasks", "runs", "staged_entities", "staged_findings"],
+        options,
+      );
+    return deleted;
+  }
+
+  /**
+   * Ended runs that still hold task rows: their clearing was cut short (a crash, a shutdown), a task still
+   * in flight as the run ended wrote follow-ups, or they ended before task rows were cleared at all. The
+   * runs holding task rows are found by a loose index scan (one index seek per run), not by reading the
+   * tasks of the runs in progress.
+   */
+  async endedWithTasks(): Promise<number[]> {
+    const { rows } = await sql<{ id: number }>`
+      with recursive held (run_id) as (
+        select min(run_id) from run_tasks
+        union all
+        select (select min(run_id) from run_tasks where run_id > held.run_id) from held
+        where held.run_id is not null
+      )
+      select runs.id from held join runs on runs.id = held.run_id
+      where runs.status not in ('queued', 'started') order by runs.id`.execute(this.db);
+    return rows.map((row) => Number(row.id));
+  }
+
+  // --- schedules --------------------------------------------------------------------------------------
+
+  /** Every collection with seeds, with when it last ran by itself and what decides its rate. */
+  async scheduleCandidates(): Promise<ScheduleCandidate[]> {
+    const rows = await this.db
+      .selectFrom("collections")
+      .innerJoin("accounts", "accounts.id", "collections.account_id")
+      .leftJoin("run_schedules", "run_schedules.collection_id", "collections.id")
+      .select(["collections.id", "collections.scan_rate", "accounts.status", "run_schedules.last_fired_at"])
+      .select((eb) =>
+        eb
+          .selectFrom("runs")
+          .select((inner) => inner.fn.max("runs.created_at").as("created_at"))
+          .whereRef("runs.collection_id", "=", "collections.id")
+          .where("runs.status", "not in", ["failed", "cancelled"])
+          .as("last_run_at"),
+      )
+      .where((eb) =>
+        eb.exists(
+          eb.selectFrom("seeds").select("seeds.id").whereRef("seeds.collection_id", "=", "collections.id"),
+        ),
+      )
+      .execute();
+    return rows.map((row) => ({
+      collectionId: row.id,
+      // null: the scheduler never fired it (due at once, unless the collection ran by hand lately).
+      lastFiredAt: row.last_fired_at ?? null,
+      lastRunAt: row.last_run_at ?? null,
+      accountStatus: row.status,
+      scanRate: row.scan_rate,
+    }));
+  }
+
+  /**
+   * Fires one due schedule: moves `last_fired_at` from the value the caller saw to now (compare-and-set)
+   * and creates the scheduled run, in one transaction. Of several processes seeing the same due
+   * schedule, exactly one moves it; the others change nothing. Answers the new run, or undefined when
+   * another process fired it or the collection already has an active run (which then stands in for it).
+   */
+  async fireSchedule(
+    collectionId: number,
+    seen: string | null,
+    priority: number,
+  ): Promise<RunRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = nowIso();
+      let won: boolean;
+      if (seen === null) {
+        const inserted = await trx
+          .insertInto("run_schedules")
+          .values({ collection_id: collectionId, last_fired_at: now })
+          .onConflict((oc) => oc.column("collection_id").doNothing())
+          .returning("collection_id")
+          .executeTakeFirst();
+        won = inserted !== undefined;
+      } else {
+        won = changed(
+          await trx
+            .updateTable("run_schedules")
+            .set({ last_fired_at: now })
+            .where("collection_id", "=", collectionId)
+            .where("last_fired_at", "=", seen)
+            .executeTakeFirst(),
+        );
+      }
+      return won ? this.create(collectionId, "scheduled", priority, trx) : undefined;
+    });
+  }
+}
+
+/** Deletes the staged entities and findings of the given runs. */
+async function discardStaging(db: Kysely<Database>, runIds: number[]): Promise<void> {
+  await db.deleteFrom("staged_entities").where("run_id", "in", runIds).execute();
+  await db.deleteFrom("staged_findings").where("run_id", "in", runIds).execute();
+}

@@ -1,0 +1,183 @@
+/**
+ * Discovery modules in a worker thread (src/discovery/module-thread.ts): the thread runs the process's
+ * modules as this thread would, an abort reaches it, product look-ups come back to the process that
+ * holds the store, and closing it fails what was still in flight instead of leaving it waiting.
+ */
+import assert from "node:assert/strict";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer, type Server as TcpServer } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { DEFAULTS } from "../../src/core/config.ts";
+import type { DiscoverySettings } from "../../src/discovery/module.ts";
+import { discoveryLimits } from "../../src/discovery/module.ts";
+import { LocalModules, type RunDescription } from "../../src/discovery/module-run.ts";
+import { DESCRIBED_RUNS, ModuleThread } from "../../src/discovery/module-thread.ts";
+import { discoveryModules } from "../../src/discovery/modules.ts";
+import type { MatchedCve } from "../../src/store/vulns.ts";
+
+const HOST = "127.125.1.1";
+const listen = <T extends Server | TcpServer>(server: T) =>
+  new Promise<T>((resolve) => server.listen(0, HOST, () => resolve(server)));
+const portOf = (server: Server | TcpServer) => (server.address() as { port: number }).port;
+
+const settings = (overrides: Partial<DiscoverySettings> = {}): DiscoverySettings => ({
+  dnsServers: [],
+  ports: [],
+  wordlist: "small",
+  timeoutMs: 2000,
+  concurrency: 50,
+  perHostConcurrency: 8,
+  rateLimit: 0,
+  limits: discoveryLimits(DEFAULTS),
+  ...overrides,
+});
+let runIds = 1;
+const run = (overrides: Partial<DiscoverySettings> = {}): RunDescription => ({
+  id: runIds++,
+  settings: settings(overrides),
+  seeds: [],
+  scanAllow: ["127.125.0.0/16"],
+  scanDeny: [],
+});
+const live = () => new AbortController().signal;
+
+describe("discovery modules in a worker thread", () => {
+  const looked: string[] = [];
+  const thread = new ModuleThread({
+    ipDatabase: [],
+    dataDir: "/nonexistent",
+    cves: {
+      async matchCpe(cpe) {
+        looked.push(cpe);
+        return [
+          {
+            cve: "CVE-2000-0001",
+            description: "test",
+            cwe: "",
+            cvss_v3_score: 9.8,
+            cvss_v2_score: null,
+            published: null,
+            references: [],
+            criteria: cpe,
+            kev: null,
+          } satisfies MatchedCve,
+        ];
+      },
+    },
+  });
+  let open: TcpServer;
+  let web: Server;
+  let stuck: Server;
+  before(async () => {
+    stuck = await listen(createHttpServer(() => {}));
+    open = await listen(
+      createServer((socket) => socket.on("error", () => {}).end("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")),
+    );
+    web = await listen(
+      createHttpServer((_, response) =>
+        response
+          .writeHead(200, { Server: "nginx/1.18.0", "Content-Type": "text/html" })
+          .end("<html><title>t</title></html>"),
+      ),
+    );
+  });
+  after(async () => {
+    await thread.close();
+    open?.close();
+    web?.close();
+    stuck?.closeAllConnections();
+    stuck?.close();
+  });
+
+  test("a port scan in the thread finds what it finds in this thread", async () => {
+    const described = run({ ports: [portOf(open), portOf(web)] });
+    const task = { module: "ports", entity: { kind: "IpAddress" as const, name: HOST }, depth: 0 };
+    const there = await thread.run(task, described, live());
+    const here = await new LocalModules(discoveryModules()).run(task, described, live());
+    const services = (output: typeof there) =>
+      output.found
+        .filter((entity) => entity.kind === "NetworkService")
+        .map((entity) => [entity.name, entity.details?.service])
+        .sort();
+    assert.deepEqual(
+      services(there),
+      [
+        [`${HOST}:${portOf(open)}/tcp`, "ssh"],
+        [`${HOST}:${portOf(web)}/tcp`, "http"],
+      ].sort(),
+    );
+    assert.deepEqual(services(there), services(here));
+  });
+
+  test("a product's CVEs are looked up by the process that started the thread", async () => {
+    const port = portOf(web);
+    const output = await thread.run(
+      {
+        module: "http",
+        entity: {
+          kind: "NetworkService",
+          name: `${HOST}:${port}/tcp`,
+          details: { ip_address: HOST, port, protocol: "tcp", service: "http" },
+        },
+        depth: 0,
+      },
+      run(),
+      live(),
+    );
+    assert.ok(
+      looked.some((cpe) => /nginx:1\.18\.0/.test(cpe)),
+      `looked up: ${looked.join(", ")}`,
+    );
+    assert.match(JSON.stringify(output.found), /CVE-2000-0001/);
+  });
+
+  test("past the runs it keeps, the thread forgets the oldest and is told it again", async () => {
+    const runs = Array.from({ length: DESCRIBED_RUNS + 2 }, () => run());
+    const task = { module: "netblocks", entity: { kind: "IpAddress" as const, name: HOST }, depth: 0 };
+    for (const described of [...runs, runs[0], runs[1]]) {
+      const output = await thread.run(task, described, live());
+      assert.equal(output.error, undefined);
+      assert.ok(
+        output.found.some((entity) => entity.kind === "NetBlock"),
+        `run ${described.id} ran`,
+      );
+    }
+  });
+
+  /** A web request to a server that takes it and never answers: in flight until its 60 s timeout. */
+  const hanging = () => ({
+    module: "http",
+    entity: {
+      kind: "NetworkService" as const,
+      name: `${HOST}:${portOf(stuck)}/tcp`,
+      details: { ip_address: HOST, port: portOf(stuck), protocol: "tcp", service: "http" },
+    },
+    depth: 0,
+  });
+
+  test("an abort reaches the module in the thread", async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = thread.run(hanging(), run({ timeoutMs: 60_000 }), controller.signal);
+    setTimeout(() => controller.abort(), 100);
+    await pending;
+    assert.ok(performance.now() - started < 30_000, "ended by the abort, not by the 60 s timeout");
+  });
+
+  test("closing the thread fails the tasks in flight; the next task starts a new thread", async () => {
+    const inFlight = thread.run(hanging(), run({ timeoutMs: 60_000 }), live());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const failed = assert.rejects(inFlight, /closed/);
+    await thread.close();
+    await failed;
+    const again = await thread.run(
+      { module: "ports", entity: { kind: "IpAddress", name: HOST }, depth: 0 },
+      run({ ports: [portOf(open)] }),
+      live(),
+    );
+    assert.deepEqual(
+      again.found.filter((entity) => entity.kind === "NetworkService").map((entity) => entity.name),
+      [`${HOST}:${portOf(open)}/tcp`],
+    );
+  });
+});

@@ -1,0 +1,371 @@
+/**
+ * The template engine on real HTTP servers (127.117.1.1): what the subset means (two-step templates
+ * with req-condition, internal extractors feeding the next request, raw requests, cookies, extractors
+ * of every kind), and the issue's "Bad input": a template that does not parse, an unknown protocol, a
+ * catastrophic regex, a 20 MB body, a redirect loop, an unknown DSL function, a request out of scope.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { createTemplatesModule, severityOf } from "../../../src/discovery/modules/templates.ts";
+import { evaluate, parseDsl } from "../../../src/discovery/templates/dsl.ts";
+import { excluded, loadDirectory } from "../../../src/discovery/templates/library.ts";
+import { parseTemplate } from "../../../src/discovery/templates/template.ts";
+import { listenTcp, withRandomPort } from "../../lab/sockets.ts";
+import { application, context } from "./helpers.ts";
+
+const HOST = "127.117.1.1";
+const TWENTY_MB = 20 * 1024 * 1024;
+
+function handler(request: IncomingMessage, response: ServerResponse) {
+  const url = new URL(request.url ?? "/", "http://x");
+  const send = (status: number, body: string | Buffer, headers: Record<string, string> = {}) => {
+    response.writeHead(status, { "content-type": "text/plain", ...headers });
+    response.end(body);
+  };
+  switch (url.pathname) {
+    case "/login":
+      if (request.method === "POST") return send(200, "welcome", { "set-cookie": "session=s3cret; Path=/" });
+      return send(405, "");
+    case "/account":
+      return request.headers.cookie === "session=s3cret"
+        ? send(200, "account of alice")
+        : send(401, "log in");
+    case "/token":
+      return send(200, '{"token":"t-42"}', { "content-type": "application/json" });
+    case "/use-token":
+      return request.headers.authorization === "Bearer t-42" ? send(200, "token accepted") : send(403, "no");
+    case "/version":
+      return send(200, '{"app":{"version":"2.4.1","names":["a","b"]}}', {
+        "content-type": "application/json",
+      });
+    case "/page":
+      return send(
+        200,
+        '<html><head><title>Hello</title></head><body><a href="/x" id="l">link</a></body></html>',
+        {
+          "content-type": "text/html",
+          "x-app-version": "7.1",
+        },
+      );
+    case "/a":
+      return send(302, "", { location: "/b" });
+    case "/b":
+      return send(302, "", { location: "/a" });
+    case "/big": {
+      // 20 MB of "a" with a marker at the very start and another at the very end.
+      response.writeHead(200, { "content-type": "text/plain" });
+      const chunk = Buffer.alloc(1024 * 1024, "a");
+      response.write("START");
+      let sent = 0;
+      const pump = () => {
+        while (sent < 20) {
+          sent++;
+          if (!response.write(chunk)) return response.once("drain", pump);
+        }
+        response.end("END-MARKER");
+      };
+      response.on("error", () => {});
+      pump();
+      return;
+    }
+    case "/echo": {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => send(200, `${request.method} ${body} ${request.headers["x-test"] ?? ""}`));
+      return;
+    }
+    default:
+      return send(404, "not found");
+  }
+}
+
+describe("the template engine", () => {
+  let server: Server;
+  let base: string;
+  let close: () => Promise<void>;
+  let directory: string;
+
+  before(async () => {
+    server = createServer(handler);
+    const port = await withRandomPort(async (p) => {
+      close = (await listenTcp(server, HOST, p)).close;
+      return p;
+    });
+    base = `http://app.engine.test:${port}`;
+    directory = mkdtempSync(join(tmpdir(), "sightline-templates-"));
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await close?.();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  /** Runs one template (YAML text) on the test server; answers the issues and notes. */
+  async function run(yaml: string, options: { maxBodyBytes?: number } = {}) {
+    const dir = mkdtempSync(join(directory, "t-"));
+    writeFileSync(join(dir, "t.yaml"), yaml);
+    const ctx = context({ templates: { builtIn: false, directories: [dir] }, ...options });
+    await createTemplatesModule().run(application(base, HOST), ctx);
+    return ctx;
+  }
+
+  const header = (id: string, severity = "medium", tags = "test") =>
+    `id: ${id}\ninfo:\n  name: ${id}\n  author: test\n  severity: ${severity}\n  tags: ${tags}\n`;
+
+  test("a two-step template: a cookie from the first request, req-condition over both", async () => {
+    const ctx = await run(`${header("two-step")}
+http:
+  - raw:
+      - |
+        POST /login HTTP/1.1
+        Host: {{Hostname}}
+        Content-Type: application/x-www-form-urlencoded
+
+        user=alice&pass=x
+      - |
+        GET /account HTTP/1.1
+        Host: {{Hostname}}
+    cookie-reuse: true
+    req-condition: true
+    matchers:
+      - type: dsl
+        dsl:
+          - 'status_code_1 == 200 && status_code_2 == 200 && contains(body_2, "account of alice")'
+`);
+    assert.equal(ctx.issues.length, 1, JSON.stringify(ctx.notes));
+    const [issue] = ctx.issues;
+    assert.equal(issue.name, "template:two-step");
+    assert.equal(issue.severity, 3);
+    assert.equal((issue.details.request as { url: string }).url, `${base}/account`);
+    assert.match(String(issue.details.template_sha256), /^[0-9a-f]{64}$/);
+    assert.equal(issue.details.template_id, "two-step");
+  });
+
+  test("an internal extractor feeds the next request; extractors of every kind land in the details", async () => {
+    const ctx = await run(`${header("chain")}
+http:
+  - method: GET
+    path:
+      - "{{BaseURL}}/token"
+      - "{{BaseURL}}/use-token"
+    headers:
+      Authorization: "Bearer {{token}}"
+    extractors:
+      - type: json
+        name: token
+        internal: true
+        json:
+          - ".token"
+    matchers:
+      - type: word
+        words:
+          - "token accepted"
+`);
+    assert.equal(ctx.issues.length, 1);
+    assert.equal(ctx.issues[0].details.uri, `${base}/use-token`);
+
+    const extracted = await run(`${header("extract")}
+http:
+  - method: GET
+    path:
+      - "{{BaseURL}}/page"
+      - "{{BaseURL}}/version"
+    matchers:
+      - type: status
+        status:
+          - 200
+    extractors:
+      - type: regex
+        name: title
+        group: 1
+        regex:
+          - "<title>([^<]+)</title>"
+      - type: kval
+        name: app_version
+        kval:
+          - x-app-version
+      - type: xpath
+        name: link
+        attribute: href
+        xpath:
+          - "//a[@id='l']"
+      - type: json
+        name: names
+        json:
+          - ".app.names[]"
+      - type: dsl
+        name: length
+        dsl:
+          - "len(body)"
+`);
+    const details = extracted.issues[0].details.extracted as Record<string, string[]>;
+    assert.deepEqual(details.title, ["Hello"]);
+    assert.deepEqual(details.app_version, ["7.1"]);
+    assert.deepEqual(details.link, ["/x"]);
+    assert.deepEqual(details.names, ["a", "b"]);
+    assert.ok(details.length.includes("45"), "the length of the JSON document");
+  });
+
+  test("bodies, methods and headers are sent; negative and case-insensitive matchers; matched part", async () => {
+    const ctx = await run(`${header("echo", "critical")}
+variables:
+  word: "{{to_upper('hello')}}"
+http:
+  - method: PUT
+    path:
+      - "{{BaseURL}}/echo"
+    headers:
+      X-Test: "{{base64('a:b')}}"
+    body: "payload={{word}}"
+    matchers-condition: and
+    matchers:
+      - type: word
+        case-insensitive: true
+        words:
+          - "put payload=hello YTpi"
+      - type: word
+        negative: true
+        words:
+          - "GET"
+      - type: size
+        size:
+          - 22
+`);
+    assert.equal(ctx.issues.length, 1, JSON.stringify(ctx.notes));
+    assert.equal(ctx.issues[0].severity, 1);
+    assert.deepEqual(ctx.issues[0].details.matched, { part: "body", excerpt: "PUT payload=HELLO YTpi" });
+  });
+
+  test("the DSL: helpers, operators, compare_versions", () => {
+    const value = (source: string, variables = {}) => evaluate(parseDsl(source), variables);
+    assert.equal(value('contains_all("abc", "a", "c") && !contains_any("abc", "x", "y")'), true);
+    assert.equal(value('md5("sightline")'), "9f84badb3704dc401f9eb880366c160a");
+    assert.equal(value('sha256("")'), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert.equal(value('base64_decode(base64("x:y"))'), "x:y");
+    assert.equal(value('compare_versions(v, "< 2.4.2", ">= 2.0")', { v: "2.4.1" }), true);
+    assert.equal(value('compare_versions(v, "< 2.4.2")', { v: "2.4.10" }), false);
+    assert.equal(value('status_code >= 200 && status_code < 300 ? "ok" : "no"', { status_code: 204 }), "ok");
+    assert.equal(value('regex("^v[0-9]+", to_lower(x))', { x: "V12" }), true);
+    assert.equal(value('len(trim_space("  ab "))'), 2);
+    assert.equal(value('x =~ "b+"', { x: "abbb" }), true);
+  });
+
+  test("nuclei severities map to 1–5, intrusive tags stay off unless allowed", () => {
+    const severities = ["critical", "high", "medium", "low", "info"].map((severity) =>
+      severityOf(
+        parseTemplate(
+          `${header("s", severity)}http:\n  - path: ["{{BaseURL}}"]\n    matchers:\n      - type: status\n        status: [200]\n`,
+          "s.yaml",
+        ),
+      ),
+    );
+    assert.deepEqual(severities, [1, 2, 3, 4, 5]);
+    const intrusive = parseTemplate(
+      `${header("i", "high", "cve,intrusive")}http:\n  - path: ["{{BaseURL}}"]\n    matchers:\n      - type: status\n        status: [200]\n`,
+      "i.yaml",
+    );
+    const settings = { builtIn: false, directories: [], tags: [], severities: [], allow: [] };
+    assert.match(String(excluded(intrusive, settings)), /tagged intrusive/);
+    assert.equal(excluded(intrusive, { ...settings, allow: ["intrusive"] }), undefined);
+    assert.match(
+      String(excluded(intrusive, { ...settings, allow: ["intrusive"], tags: ["panel"] })),
+      /none of the tags/,
+    );
+    assert.match(
+      String(excluded(intrusive, { ...settings, allow: ["intrusive"], severities: ["low"] })),
+      /severity high/,
+    );
+  });
+
+  describe("bad input", () => {
+    const reasonFor = async (yaml: string) => {
+      const dir = mkdtempSync(join(directory, "bad-"));
+      writeFileSync(join(dir, "bad.yaml"), yaml);
+      const library = await loadDirectory(dir);
+      assert.equal(library.templates.length, 0, "refused");
+      return library.skipped[0].reason;
+    };
+    const http = (matchers: string) => `http:\n  - path: ["{{BaseURL}}/page"]\n    matchers:\n${matchers}`;
+
+    test("YAML that does not parse is refused, naming the problem", async () => {
+      assert.match(await reasonFor("id: x\ninfo: [unclosed\n"), /does not parse as YAML/);
+    });
+
+    test("an unknown protocol or field is refused, naming it", async () => {
+      assert.match(
+        await reasonFor(`${header("h")}headless:\n  - steps: []\n`),
+        /"headless", a protocol or feature Sightline does not support/,
+      );
+      assert.match(
+        await reasonFor(
+          `${header("p")}http:\n  - path: ["{{BaseURL}}"]\n    payloads:\n      user: [a]\n    matchers:\n      - type: status\n        status: [200]\n`,
+        ),
+        /http\[0\] uses "payloads"/,
+      );
+      assert.match(
+        await reasonFor(
+          `${header("o")}${http("      - type: word\n        words: ['{{interactsh-url}}']\n")}`,
+        ),
+        /interactsh/,
+      );
+    });
+
+    test("a dsl function that does not exist is refused when the template is read", async () => {
+      assert.match(
+        await reasonFor(`${header("d")}${http("      - type: dsl\n        dsl: ['rm_rf(body)']\n")}`),
+        /dsl function rm_rf\(\) .* does not exist or is not supported/,
+      );
+    });
+
+    test("a back-reference is refused; a catastrophic pattern falls back to linear time on a bounded body", async () => {
+      assert.match(
+        await reasonFor(`${header("b")}${http("      - type: regex\n        regex: ['(a+)\\1']\n")}`),
+        /back-reference/,
+      );
+      // (a+)+! backtracks exponentially on "aaa…" without V8's linear fallback; with it, 1 MB is read once.
+      const ctx = await run(
+        `${header("redos")}http:\n  - path: ["{{BaseURL}}/big"]\n    matchers:\n      - type: regex\n        regex: ['(a+)+!']\n`,
+        { maxBodyBytes: 1024 * 1024 },
+      );
+      assert.equal(ctx.issues.length, 0);
+    });
+
+    test("a matcher on a 20 MB body reads only the bound, and says so", async () => {
+      const yaml = (word: string) =>
+        `${header(`big-${word}`)}http:\n  - path: ["{{BaseURL}}/big"]\n    matchers:\n      - type: word\n        words: ["${word}"]\n`;
+      const start = await run(yaml("START"));
+      assert.equal(start.issues.length, 1, "what is within the bound matches");
+      const end = await run(yaml("END-MARKER"));
+      assert.equal(end.issues.length, 0, "what lies past the bound is never read");
+      assert.ok(
+        end.notes.some((note) => /first 524288 bytes of the body/.test(note)),
+        end.notes.join("\n"),
+      );
+      assert.ok(TWENTY_MB > 524288);
+    });
+
+    test("a redirect loop is followed at most SIGHTLINE_HTTP_MAX_REDIRECTS times, with a note", async () => {
+      const ctx = await run(
+        `${header("loop")}http:\n  - path: ["{{BaseURL}}/a"]\n    redirects: true\n    max-redirects: 50\n    matchers:\n      - type: status\n        status: [200]\n`,
+      );
+      assert.equal(ctx.issues.length, 0);
+      assert.ok(
+        ctx.notes.some((note) => /stopped following redirects .* after 5 hops/.test(note)),
+        ctx.notes.join("\n"),
+      );
+    });
+
+    test("a request to another host is never sent", async () => {
+      const ctx = await run(
+        `${header("elsewhere")}http:\n  - path: ["http://127.0.0.1:9/", "http://other.test/"]\n    matchers:\n      - type: status\n        status: [200, 404, 500]\n`,
+      );
+      assert.equal(ctx.issues.length, 0);
+    });
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * A run that fails or is cancelled never replaces results, so what its tasks staged goes with it: at once
+ * when it ends, and on the scheduler's next pass for a task that was still writing as it ended. And once
+ * any run has ended its task bookkeeping goes, keeping which worker did how many tasks; a run still active
+ * keeps every task. Both dialects.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import type { Services } from "../../src/store/services.ts";
+import { openServices } from "../../src/store/services.ts";
+import { testServerConfig } from "../helpers/server.ts";
+import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`runs that end on ${dialect}`, { skip }, () => {
+    let store: TestStore;
+    let services: Services;
+    let collectionId: number;
+
+    before(async () => {
+      store = await createTestStore(dialect);
+      services = await openServices(testServerConfig(store));
+      const account = await services.accounts.createAccount("acme", "active");
+      const team = await services.accounts.createTeam(account.id, "red");
+      const row = await services.collections.create(account.id, team.id, "acme", [], "on_demand");
+      collectionId = row!.id;
+    });
+    after(async () => {
+      await services.store.close();
+      await store.drop();
+    });
+
+    const stage = (runId: number, name: string) =>
+      services.entities.stage(runId, collectionId, {
+        entities: [
+          {
+            kind: "DnsRecord",
+            name,
+            details: {},
+            scoped: true,
+            hidden: false,
+            depth: 0,
+            aliases: [],
+            ancestors: [],
+          },
+        ],
+        findings: [],
+        notes: [],
+      });
+    const stagedRuns = async () =>
+      (await services.store.db.selectFrom("staged_entities").select("run_id").distinct().execute())
+        .map((row) => row.run_id)
+        .sort();
+
+    test("failing or cancelling a run discards its staging; a write after the end goes on the next sweep", async () => {
+      const failing = (await services.runs.create(collectionId, "forced", 1))!;
+      await stage(failing.id, "a.acme.test");
+      assert.deepEqual(await stagedRuns(), [failing.id]);
+      assert.equal(await services.runs.end(failing.id, "failed", "a task failed"), true);
+      assert.deepEqual(await stagedRuns(), [], "discarded as the run failed");
+
+      const cancelled = (await services.runs.create(collectionId, "forced", 1))!;
+      await stage(cancelled.id, "b.acme.test");
+      assert.equal(await services.runs.end(cancelled.id, "cancelled", "by admin"), true);
+      await stage(cancelled.id, "late.acme.test"); // a task that was still running
+      const active = (await services.runs.create(collectionId, "forced", 1))!;
+      await stage(active.id, "c.acme.test");
+      assert.deepEqual(await stagedRuns(), [cancelled.id, active.id].sort());
+      assert.equal(await services.runs.discardEndedStaging(), 1);
+      assert.deepEqual(await stagedRuns(), [active.id], "an active run keeps what it staged");
+      assert.equal(await services.runs.end(active.id, "cancelled", null), true);
+    });
+
+    const tasks = (n: number, prefix = "t") =>
+      Array.from({ length: n }, (_, i) => ({
+        key: `${prefix}:${i}`,
+        kind: "test",
+        payload: { i },
+        depth: 0,
+      }));
+    const taskRows = async (runId: number) =>
+      Number(
+        (
+          await services.store.db
+            .selectFrom("run_tasks")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("run_id", "=", runId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const deadline = () => new Date(Date.now() + 3_600_000).toISOString();
+    /** Runs every task of the run on the worker `workerOf(i)`, the i-th started `attemptsOf(i)` times. */
+    async function work(runId: number, workerOf: (i: number) => string, attemptsOf = (_: number) => 1) {
+      const ids = await services.runs.unfinishedTaskIds(runId);
+      for (const [i, id] of ids.entries()) {
+        for (let attempt = 1; attempt < attemptsOf(i); attempt++) {
+          await services.runs.beginTask(id, "gone:1");
+          await services.runs.releaseTask(id, { error: "its worker stopped" });
+        }
+        await services.runs.beginTask(id, workerOf(i));
+        await services.runs.completeTask(runId, id, [], workerOf(i));
+      }
+    }
+
+    test("a finished run's task rows go, and which worker did how many tasks is still answered", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(6), deadline()));
+      await work(
+        run.id,
+        (i) => (i % 3 === 0 ? "b:2" : "a:1"),
+        (i) => (i === 0 ? 2 : 1),
+      );
+      const during = await services.runs.workersOf(run.id);
+      assert.deepEqual(during, [
+        { worker: "a:1", tasks: 4, attempts: 4 },
+        { worker: "b:2", tasks: 2, attempts: 3 },
+      ]);
+      assert.equal(await services.runs.clearEnded(run.id), 0, "a started run keeps its tasks");
+      assert.equal(await taskRows(run.id), 6);
+      assert.ok(await services.runs.claimFinish(run.id));
+      assert.ok(await services.runs.markFinished(run.id));
+
+      assert.equal(await services.runs.clearEnded(run.id), 6);
+      assert.equal(await taskRows(run.id), 0, "no task row is left");
+      assert.deepEqual(await services.runs.workersOf(run.id), during, "kept with the run");
+      assert.equal(await services.runs.clearEnded(run.id), 0, "clearing again changes nothing");
+      assert.deepEqual(await services.runs.workersOf(run.id), during);
+      assert.deepEqual(await services.runs.endedWithTasks(), []);
+    });
+
+    test("a failed run's tasks go too; a late write is found and cleared; an active run keeps its tasks", async () => {
+      const failed = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(failed.id, tasks(4), deadline()));
+      const [first, , third] = await services.runs.unfinishedTaskIds(failed.id);
+      await services.runs.beginTask(first, "a:1");
+      await services.runs.completeTask(failed.id, first, [], "a:1");
+      await services.runs.beginTask(third, "a:1"); // in flight as the run fails
+      assert.equal(await services.runs.end(failed.id, "failed", "a task failed"), true);
+      const active = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(active.id, tasks(3), deadline()));
+
+      assert.equal(await services.runs.clearEnded(failed.id), 4);
+      // The task in flight completes after the run's rows went, and names a follow-up.
+      await services.runs.completeTask(failed.id, third, tasks(1, "late"), "a:1");
+      assert.equal(await taskRows(failed.id), 1);
+      assert.deepEqual(
+        await services.runs.endedWithTasks(),
+        [failed.id],
+        "the sweep finds it, not the active run",
+      );
+      assert.equal(await services.runs.clearEnded(failed.id), 1);
+      assert.equal(await taskRows(failed.id), 0);
+      assert.deepEqual(await services.runs.workersOf(failed.id), [{ worker: "a:1", tasks: 1, attempts: 1 }]);
+
+      assert.equal(await services.runs.clearEnded(active.id), 0);
+      assert.equal(await taskRows(active.id), 3, "a run that may be resumed keeps every task");
+      assert.equal((await services.runs.unfinishedTaskIds(active.id)).length, 3);
+      assert.equal(await services.runs.end(active.id, "cancelled", null), true);
+      assert.equal(await services.runs.clearEnded(active.id), 3, "a cancelled run's pending tasks go");
+      assert.deepEqual(await services.runs.workersOf(active.id), []);
+    });
+
+    test("a large run's tasks go in batches that serve the event loop; cut short, nothing is lost or counted twice", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(600), deadline()));
+      await work(run.id, (i) => `w:${i % 3}`);
+      assert.ok(await services.runs.claimFinish(run.id));
+      assert.ok(await services.runs.markFinished(run.id));
+      const expected = [0, 1, 2].map((w) => ({ worker: `w:${w}`, tasks: 200, attempts: 200 }));
+
+      // A shutdown after the first batch: the rest stays for the sweep, and the counts add up meanwhile.
+      let batches = 0;
+      const cut = await services.runs.clearEnded(run.id, { stopping: () => batches++ >= 1 });
+      assert.ok(cut > 0 && cut < 600, `${cut} rows went before the stop`);
+      assert.equal(await taskRows(run.id), 600 - cut);
+      assert.deepEqual(await services.runs.workersOf(run.id), expected);
+      assert.deepEqual(await services.runs.endedWithTasks(), [run.id]);
+
+      let ticks = 0;
+      let ticking = true;
+      const tick = () => {
+        ticks++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      assert.equal(await services.runs.clearEnded(run.id), 600 - cut);
+      ticking = false;
+      assert.ok(ticks >= Math.floor((600 - cut) / 250), `the loop ran ${ticks} times meanwhile`);
+      assert.equal(await taskRows(run.id), 0);
+      assert.deepEqual(await services.runs.workersOf(run.id), expected);
+      // And their space is given back: free pages (SQLite), the emptied table with its indexes (PostgreSQL).
+      if (dialect === "sqlite") {
+        const { rows } = await sql<{ freelist_count: number }>`pragma freelist_count`.execute(
+          services.store.db,
+        );
+        assert.ok(rows[0].freelist_count <= 8, `${rows[0].freelist_count} free pages left`);
+      } else {
+        const { rows } = await sql<{
+          bytes: string;
+        }>`select pg_total_relation_size('run_tasks') as bytes`.execute(services.store.db);
+        assert.ok(Number(rows[0].bytes) <= 80_000, `run_tasks still takes ${rows[0].bytes} bytes`);
+      }
+    });
+  });
+}

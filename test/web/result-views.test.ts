@@ -1,0 +1,68 @@
+/**
+ * Result views a new user found wanting, in Chromium: the applications' "In scope" column, the KEV flag
+ * of vulnerabilities, and runs-page texts that match the collection's scan rate.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { buildRun } from "../helpers/result-fixtures.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { chromiumSkipReason, openBrowser, signIn } from "./browser.ts";
+
+describe("result views", { skip: chromiumSkipReason() }, () => {
+  let t: TestServer;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    t = await startTestServer("sqlite", { schedulerIntervalSeconds: 3600 });
+    for (const [name, scanRate] of [
+      ["fx", "on_demand"],
+      ["auto", "auto"],
+    ])
+      await t.request("POST", "/api/collections", {
+        body: { name, scan_rate: scanRate, seeds: [{ type: "Domain", name: "corp.example" }] },
+      });
+    const account = (await t.server.services.accounts.findAccount("default"))!;
+    const row = (await t.server.services.collections.findInAccount(account.id, "fx"))!;
+    await buildRun(t.server.services.store.db, { collectionId: row.id, name: "fx" }, { hosts: 8 });
+    ({ browser, page } = await openBrowser());
+    await signIn(page, `${t.url}/collections/fx/applications`, t.admin);
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  test("applications say whether they are in scope", async () => {
+    const header = page.locator(".section-body thead th");
+    await header.first().waitFor();
+    const headers = await header.allInnerTexts();
+    const column = headers.findIndex((text) => /In scope/.test(text));
+    assert.ok(column >= 0, headers.join(" | "));
+    const cells = await page.locator(`.section-body tbody tr td:nth-child(${column + 1})`).allInnerTexts();
+    assert.ok(cells.length > 0 && cells.every((cell) => cell === "yes" || cell === "no"), cells.join(","));
+  });
+
+  test("vulnerabilities listed by CISA KEV are flagged", async () => {
+    const vulnerabilities = (await t.request("GET", "/api/collections/fx/vulnerabilities")).body.result;
+    const kev = vulnerabilities.filter((v: { exploits: unknown[] }) => v.exploits.length > 0);
+    assert.ok(kev.length > 0 && kev.length < vulnerabilities.length, "some are in KEV, some are not");
+    await page.goto(`${t.url}/collections/fx/vulnerabilities`);
+    await page.locator(".section-body tbody tr").first().waitFor();
+    assert.ok(await page.getByRole("columnheader", { name: /Known exploited/ }).count());
+    assert.equal(await page.locator(".section-body tbody tr", { hasText: "KEV" }).count(), kev.length);
+  });
+
+  test("the runs page speaks of the schedule only for collections that have one", async () => {
+    await page.goto(`${t.url}/collections/auto/runs`);
+    await page
+      .getByText("No runs yet. The first automatic run starts within a minute, or start one now.")
+      .waitFor();
+    await page.goto(`${t.url}/collections/fx/runs`);
+    await page.locator("tbody tr").first().waitFor();
+    await t.request("POST", "/api/collections", { body: { name: "quiet", scan_rate: "on_demand" } });
+    await page.goto(`${t.url}/collections/quiet/runs`);
+    await page.getByText("No runs yet. This collection runs only when asked: start one now.").waitFor();
+  });
+});
