@@ -128,11 +128,21 @@ describe("a discovery run of the lab, from the dashboard", { skip }, () => {
     // to its row when it leaves the page (after it is hidden): typing before then could go to the row.
     await page.keyboard.press("Escape");
     await page.locator("dialog.details").waitFor({ state: "detached" });
-    await page.getByLabel("Filter domains").fill("");
+    // fill("") selects the text, then presses Delete in a second step: should focus move between the two,
+    // the key goes elsewhere and the text stays. Clear until the field is empty and the table shows all rows.
+    const filter = page.getByLabel("Filter domains");
+    const count = section().locator(".table-count");
+    for (let attempt = 1; attempt <= 5 && (await filter.inputValue()) !== ""; attempt++)
+      await filter.fill("");
+    await count.filter({ hasNotText: /filtered out|match the filter/ }).waitFor();
     await page.getByLabel("Zone transfer").selectOption("yes");
-    await section()
-      .locator(".table-count", { hasText: /filtered out/ })
-      .waitFor();
+    await count
+      .filter({ hasText: /filtered out/ })
+      .waitFor()
+      .catch(async (error) => {
+        const state = `count "${await count.innerText()}", text filter "${await filter.inputValue()}", zone transfer "${await page.getByLabel("Zone transfer").inputValue()}"`;
+        throw new Error(`the zone-transfer filter did not narrow the domains (${state})`, { cause: error });
+      });
     const open = await section().locator("tbody tr").allInnerTexts();
     assert.ok(
       open.length > 0 && open.every((row) => row.includes("open.test")),
