@@ -38,5 +38,5 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "bin/sightline.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "bin/sightline.js"]
 CMD ["serve"]

@@ -9,10 +9,12 @@
  *
  * Sizes: SIGHTLINE_BENCH_SCALE_SIZES (default "24,20"; "24,20,16" for the /16, which takes minutes and
  * needs about 47,000 sockets in the world process). Dialects: SIGHTLINE_BENCH_SCALE_DIALECTS (default
- * "sqlite,postgres"; PostgreSQL is skipped when it does not answer). Run alone: node bench/scale.ts
+ * "sqlite,postgres"; PostgreSQL is skipped when it does not answer). SIGHTLINE_BENCH_SCALE_TRACE=1 adds
+ * progress, memory and each module's time on stderr. Run alone as `npm run bench` runs it (its server is
+ * in this process, so with the server's V8 flag): node --max-semi-space-size=4 bench/scale.ts
  */
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
@@ -29,6 +31,8 @@ const DIALECTS = (process.env.SIGHTLINE_BENCH_SCALE_DIALECTS ?? "sqlite,postgres
   "sqlite" | "postgres"
 >;
 const PORTS = "22,80,443,8080";
+/** SIGHTLINE_BENCH_SCALE_TRACE=1: progress, memory and each module's time, on stderr. */
+const TRACE = Boolean(process.env.SIGHTLINE_BENCH_SCALE_TRACE);
 const KEYS = { access: "SLBENCHSCALEKEY001", secret: "bench-scale-secret-0123456789abcdef" };
 /** The longest a run may take before the benchmark gives up on it. */
 const RUN_LIMIT_MS = 30 * 60_000;
@@ -37,7 +41,20 @@ interface World {
   resolver: string;
   live: number;
   listeners: number;
+  /** CPU seconds the world's processes have used so far (user and system; Linux's /proc). */
+  cpuSeconds(): number;
   stop(): Promise<void>;
+}
+
+/** User and system CPU seconds of one process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks). */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 /** Listeners one world process holds at most (the descriptor limit here is 20,000). */
@@ -71,6 +88,7 @@ async function startWorld(prefix: number): Promise<World> {
     resolver: started[0].info.resolver,
     live: started.reduce((sum, { info }) => sum + info.live, 0),
     listeners: started.reduce((sum, { info }) => sum + info.listeners, 0),
+    cpuSeconds: () => started.reduce((sum, { child }) => sum + processCpuSeconds(child.pid), 0),
     stop: async () => {
       await Promise.all(
         started.map(
@@ -105,6 +123,10 @@ interface Measured {
   listP99: number;
   listMax: number;
   samples: number;
+  /** CPU seconds of the server's process (all its threads) and of the world's, during the run. */
+  cpuSeconds: number;
+  worldCpuSeconds: number;
+  tasks: number;
 }
 
 /** The SQLite database's size with its write-ahead log folded in (by a connection of its own). */
@@ -180,17 +202,36 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
     const rssTimer = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
     }, 200);
+    const memoryTimer = TRACE
+      ? setInterval(() => {
+          const m = process.memoryUsage();
+          const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
+          console.error(
+            `memory: RSS ${mb(m.rss)}, main thread's heap ${mb(m.heapUsed)} used of ${mb(m.heapTotal)}, external ${mb(m.external)}`,
+          );
+        }, 2000)
+      : undefined;
     // Warm: the first request of a route compiles its schemas; that is not what a run costs.
     await api(server, "GET", "/api/collections/scale/hosts?limit=50");
     await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const worldCpuBefore = world.cpuSeconds();
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
+    let tasks = 0;
     for (;;) {
       const run = (await api(server, "GET", `/api/collections/scale/runs/${id}`)) as {
         status: string;
         error?: string;
+        tasks_total: number;
+        tasks_done: number;
       };
+      tasks = run.tasks_total;
+      if (TRACE)
+        console.error(
+          `${((performance.now() - started) / 1000).toFixed(1)} s: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks`,
+        );
       if (run.status === "finished") break;
       if (!["queued", "started"].includes(run.status))
         throw new Error(`the /${prefix} run ended ${run.status}: ${run.error ?? ""}`);
@@ -199,9 +240,28 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    if (TRACE) {
+      // Where the run's time went: each module's time on its entities (network waits included).
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const sums = new Map<string, number[]>();
+      for (const m of text.matchAll(
+        /^sightline_discovery_module_seconds_(sum|count)\{module="([^"]+)"\} (\S+)/gm,
+      )) {
+        const entry = sums.get(m[2]) ?? [0, 0];
+        entry[m[1] === "sum" ? 0 : 1] = Number(m[3]);
+        sums.set(m[2], entry);
+      }
+      for (const [module, [sum, count]] of [...sums].sort((a, b) => b[1][0] - a[1][0]))
+        console.error(
+          `${module}: ${sum.toFixed(1)} s over ${count} tasks, ${((sum / count) * 1000).toFixed(1)} ms each`,
+        );
+    }
+    const worldCpuSeconds = world.cpuSeconds() - worldCpuBefore;
     polling = false;
     await Promise.all(pollers);
     clearInterval(rssTimer);
+    clearInterval(memoryTimer);
     // What a run leaves is measured once its task bookkeeping, cleared in the background after the run
     // ends, has gone and its space been given back.
     const tasksLeft = async () =>
@@ -236,6 +296,9 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
       listP99: percentile(list, 99),
       listMax: Math.max(0, ...list),
       samples: health.length + list.length,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      worldCpuSeconds,
+      tasks,
     };
   } finally {
     polling = false;
@@ -300,7 +363,7 @@ export const scaleBench = {
             exponents.push(`${dialect} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(dialect, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${dialect} | ${world.live} | ${measured.hosts} | ${fixed(measured.seconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${dialect} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }
@@ -309,10 +372,10 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads) and the world's processes, which answer every probe on the same cores (real targets answer on their own machines). Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
-      "| block | store | live hosts | hosts found | run | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows,
       "",
       exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",

@@ -45,6 +45,15 @@ export type FromThread =
  */
 export const DESCRIBED_RUNS = 64;
 
+/**
+ * The thread's young generation. V8 sizes it from the machine's memory (64 MB of new space on a 24 GB
+ * machine), and the thread's short-lived garbage (responses, template variables) then fills all of it
+ * between collections: a /20 run peaked at 803 MB of RSS. 12 MB (two 4 MB semi-spaces, as
+ * `--max-semi-space-size=4` gives the main thread, see bin/sightline.js) took it to 571 MB at the same
+ * speed (docs/scale.md).
+ */
+const YOUNG_GENERATION_MB = 12;
+
 interface Pending {
   resolve(output: ModuleOutput): void;
   reject(error: Error): void;
@@ -98,7 +107,10 @@ export class ModuleThread implements ModuleRunner {
   #thread(): Worker {
     if (this.#worker) return this.#worker;
     const { cves, ...data } = this.#options;
-    const worker = new Worker(new URL("./module-thread-entry.ts", import.meta.url), { workerData: data });
+    const worker = new Worker(new URL("./module-thread-entry.ts", import.meta.url), {
+      workerData: data,
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    });
     worker.unref();
     worker.on("message", (message: FromThread) => this.#message(worker, message));
     const lost = (why: string) => {
