@@ -47,6 +47,11 @@ export interface RunWork {
   plan(run: RunInfo): Promise<TaskSpec[]>;
   /** Does one task and answers its follow-up tasks. Must respect the signal (cancel, time limit, shutdown). */
   execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]>;
+  /**
+   * Whether tasks of this kind mostly wait on the network (a port scan of an address that never
+   * answers waits its timeout): the embedded queue runs them beside its task slots, not in them.
+   */
+  waits?(kind: string): boolean;
   /** Called once when every task is done: make this run's findings the collection's results. */
   finish(run: RunInfo): Promise<void>;
   /** Registers the work's own metrics (e.g. discovery errors) once, in a process that serves /metrics. */

@@ -163,6 +163,10 @@ export class DiscoveryEngine implements RunWork {
     );
   }
 
+  waits(kind: string): boolean {
+    return this.#byName.get(kind)?.waits === true;
+  }
+
   async plan(run: RunInfo): Promise<TaskSpec[]> {
     const seeds = await this.#dependencies.collections.seeds(run.collectionId);
     const context = await this.#run(run);

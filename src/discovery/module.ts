@@ -78,6 +78,13 @@ export interface DiscoveryModule {
    * services as either becomes known, and hands the module the service with `details.hostname` set.
    */
   virtualHosts?: boolean;
+  /**
+   * Its tasks mostly wait on the network, whatever the target: a port scan or UDP pass of an address
+   * that never answers waits out its timeout while computing nothing. The embedded queue runs such tasks
+   * beside its task slots (the throttle still bounds their connections), so a block of mostly unused
+   * addresses does not hold every slot.
+   */
+  waits?: boolean;
   /** Whether there is work for this entity at all (web probing: web services only); default yes. */
   wants?(entity: FoundEntity): boolean;
   /**

@@ -14,7 +14,15 @@ import type { Counter, Metrics } from "../core/metrics.ts";
 import type { RunInfo, RunWork } from "../core/run-work.ts";
 import type { RunRow, RunsRepository } from "../store/runs.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
-import { Deferred, deferDelay, HandBack, type JobHandler, type RunJob, type RunQueue } from "./queue.ts";
+import {
+  Deferred,
+  deferDelay,
+  HandBack,
+  type JobHandler,
+  type RunJob,
+  type RunQueue,
+  type TaskSlot,
+} from "./queue.ts";
 
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
@@ -239,10 +247,10 @@ export class RunCoordinator implements JobHandler {
    * Does a job. Any failure while the database does not answer is an outage, not the job's fault: it is
    * deferred (tried again later, as often as it takes, without using up an attempt).
    */
-  async run(job: RunJob): Promise<void> {
+  async run(job: RunJob, slot?: TaskSlot): Promise<void> {
     try {
       if (job.kind === "start") await this.startRun(job.runId);
-      else await this.runTask(job.runId, job.taskId);
+      else await this.runTask(job.runId, job.taskId, slot);
     } catch (error) {
       if (error instanceof HandBack || error instanceof Deferred) throw error;
       if (!(await this.repository.reachable())) throw new Deferred(error);
@@ -299,7 +307,7 @@ export class RunCoordinator implements JobHandler {
       );
   }
 
-  private async runTask(runId: number, taskId: number): Promise<void> {
+  private async runTask(runId: number, taskId: number, slot?: TaskSlot): Promise<void> {
     const run = await this.repository.get(runId);
     if (run?.status === "started" && run.finishing_at && this.finishCut.has(runId)) {
       await this.completeFinish(runId);
@@ -330,6 +338,7 @@ export class RunCoordinator implements JobHandler {
     }
     const info = await this.info(runId);
     if (!info) return;
+    if (slot && this.work.waits?.(task.kind)) slot.release();
     const module = { module: task.kind };
     this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);

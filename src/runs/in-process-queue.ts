@@ -1,6 +1,8 @@
 /**
  * The embedded queue: jobs run in this process, lowest priority number first (then first come), with at
- * most `taskConcurrency` jobs at once and at most `runConcurrency` runs in progress. Nothing here
+ * most `taskConcurrency` jobs at once and at most `runConcurrency` runs in progress. A job that will
+ * mostly wait on the network gives its slot back (`TaskSlot.release`) and runs among up to
+ * `taskConcurrency × WAITING_JOBS_PER_SLOT` waiting jobs. Nothing here
  * survives the process; on start the coordinator rebuilds it from the store.
  */
 import {
@@ -13,8 +15,16 @@ import {
   type RunJob,
   type RunQueue,
   retryDelay,
+  type TaskSlot,
   untilDone,
 } from "./queue.ts";
+
+/**
+ * Jobs that only wait (a port scan of an address that never answers waits its whole timeout) run beside
+ * the task slots, up to this many per slot: the throttle's connection limits bound what they do on the
+ * network, and the slots stay free for work that computes.
+ */
+export const WAITING_JOBS_PER_SLOT = 8;
 
 interface Entry {
   job: RunJob;
@@ -110,6 +120,8 @@ export class InProcessQueue implements RunQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
   private handler: JobHandler | undefined;
   private running = 0;
+  /** Jobs that gave their slot back to wait (see TaskSlot). */
+  private waiting = 0;
   private seq = 0;
   private stopped = false;
 
@@ -143,7 +155,11 @@ export class InProcessQueue implements RunQueue {
   }
 
   async depth(): Promise<QueueDepth> {
-    return { waiting: this.starts.size + this.tasks.size, running: this.running, delayed: this.timers.size };
+    return {
+      waiting: this.starts.size + this.tasks.size,
+      running: this.running + this.waiting,
+      delayed: this.timers.size,
+    };
   }
 
   stop(): void {
@@ -181,10 +197,23 @@ export class InProcessQueue implements RunQueue {
       const entry = this.pick();
       if (!entry) return;
       this.running++;
-      const done: Promise<void> = this.execute(this.handler, entry)
+      let released = false;
+      const slot: TaskSlot = {
+        release: () => {
+          if (released) return true;
+          if (this.waiting >= this.options.taskConcurrency * WAITING_JOBS_PER_SLOT) return false;
+          released = true;
+          this.running--;
+          this.waiting++;
+          queueMicrotask(() => this.pump());
+          return true;
+        },
+      };
+      const done: Promise<void> = this.execute(this.handler, entry, slot)
         .catch((error) => this.report(`job ${entry.id}: ${(error as Error).message}`))
         .finally(() => {
-          this.running--;
+          if (released) this.waiting--;
+          else this.running--;
           this.inHand.delete(done);
           this.pump();
         });
@@ -192,9 +221,9 @@ export class InProcessQueue implements RunQueue {
     }
   }
 
-  private async execute(handler: JobHandler, entry: Entry): Promise<void> {
+  private async execute(handler: JobHandler, entry: Entry, slot: TaskSlot): Promise<void> {
     try {
-      await handler.run(entry.job);
+      await handler.run(entry.job, slot);
       this.known.delete(entry.id);
     } catch (error) {
       // Handed back or stopping: the store still says what is left, and the next start resumes it.

@@ -11,6 +11,11 @@ export type RunJob =
   /** Execute one task of a started run. */
   | { kind: "task"; runId: number; taskId: number; priority: number };
 
+/** A job's hold on one of the queue's task slots. */
+export interface TaskSlot {
+  release(): boolean;
+}
+
 /** One id per unit of work, so a job enqueued again while it waits or runs is not added twice. */
 export function jobId(job: RunJob): string {
   return job.kind === "start" ? `run-${job.runId}-start` : `run-${job.runId}-task-${job.taskId}`;
@@ -76,7 +81,11 @@ export async function untilDone(
  * Deferred retries the job after `deferDelay` without counting an attempt.
  */
 export interface JobHandler {
-  run(job: RunJob): Promise<void>;
+  /**
+   * `slot`, where the queue offers it (the embedded queue): `release()` moves a job that will mostly
+   * wait on the network out of the task slots into the pool of waiting jobs; false when that pool is full.
+   */
+  run(job: RunJob, slot?: TaskSlot): Promise<void>;
   failed(job: RunJob, error: Error): Promise<void>;
 }
 

@@ -37,6 +37,7 @@ export const portScan: DiscoveryModule = {
   name: "ports",
   consumes: ["IpAddress"],
   produces: ["NetworkService"],
+  waits: true,
   async run(entity, ctx) {
     const address = entity.name;
     if (!ctx.mayTouch(address)) {

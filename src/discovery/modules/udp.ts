@@ -251,6 +251,7 @@ export function createUdpModule(probes: readonly UdpProbe[] = UDP_PROBES): Disco
     name: "udp",
     consumes: ["IpAddress"],
     produces: ["NetworkService"],
+    waits: true,
     async run(entity, ctx) {
       const address = entity.name;
       if (!ctx.mayTouch(address)) return;

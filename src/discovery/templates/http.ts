@@ -6,7 +6,7 @@
  * template's `max-redirects` and SIGHTLINE_HTTP_MAX_REDIRECTS hops. Identical GET requests of several
  * templates (the front page, most often) are sent once per application and run.
  */
-import { randomBytes } from "node:crypto";
+import { setBounded } from "../../core/bounded-map.ts";
 import type { HttpClient, HttpExchange } from "../net/http-fetch.ts";
 import type { DslVariables } from "./dsl.ts";
 import { evidence, interpolate, type OperatorResult, runOperators } from "./operators.ts";
@@ -100,30 +100,51 @@ export function responseVariables(
   return variables;
 }
 
+/** The variables of an application URL, parsed once per URL (every template run on it asks for them). */
+const urlParts = new Map<string, DslVariables>();
+
 /** A template's `{{…}}` variables for one application URL. */
 export function urlVariables(base: string, template: Template): DslVariables {
-  const url = new URL(base);
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
-  const variables: DslVariables = {
-    BaseURL: `${url.origin}${path}`,
-    RootURL: url.origin,
-    Hostname: url.port ? `${url.hostname}:${url.port}` : url.hostname,
-    Host: host,
-    Port: port,
-    Scheme: url.protocol.slice(0, -1),
-    Path: path,
-    File: path.split("/").pop() ?? "",
-    FQDN: host,
-    Input: base,
-  };
-  // randstr and randstr_1 … randstr_4 from one draw of randomness.
-  const random = randomBytes(40).toString("hex");
+  let parts = urlParts.get(base);
+  if (!parts) {
+    const url = new URL(base);
+    const port = url.port || (url.protocol === "https:" ? "443" : "80");
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
+    parts = {
+      BaseURL: `${url.origin}${path}`,
+      RootURL: url.origin,
+      Hostname: url.port ? `${url.hostname}:${url.port}` : url.hostname,
+      Host: host,
+      Port: port,
+      Scheme: url.protocol.slice(0, -1),
+      Path: path,
+      File: path.split("/").pop() ?? "",
+      FQDN: host,
+      Input: base,
+    };
+    setBounded(urlParts, base, parts, 256);
+  }
+  const variables: DslVariables = { ...parts };
+  // randstr and randstr_1 … randstr_4 from one draw.
+  const random = randomHex(80);
   for (let i = 0; i <= 4; i++)
     variables[i === 0 ? "randstr" : `randstr_${i}`] = random.slice(i * 16, i * 16 + 16);
   for (const [name, value] of template.variables) variables[name] = interpolate(value, variables);
   return variables;
+}
+
+/**
+ * Hex digits for randstr: paths that must not exist and markers to find reflected, not secrets, so
+ * Math.random serves (a draw of crypto randomness per template run was 3% of the discovery thread's time).
+ */
+function randomHex(digits: number): string {
+  let text = "";
+  while (text.length < digits)
+    text += Math.floor(Math.random() * 2 ** 52)
+      .toString(16)
+      .padStart(13, "0");
+  return text.slice(0, digits);
 }
 
 /** Headers undici sets itself, or refuses: a template may not set them. */
