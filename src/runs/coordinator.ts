@@ -27,6 +27,9 @@ import {
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
 
+/** How long a task that waits (RunWork.waits) holds its slot before giving it back. */
+const WAITING_AFTER_MS = 250;
+
 /** How long a process that claimed a run's finish waits for the database before deferring it. */
 const FINISH_PATIENCE_MS = 10 * 60_000;
 
@@ -338,7 +341,10 @@ export class RunCoordinator implements JobHandler {
     }
     const info = await this.info(runId);
     if (!info) return;
-    if (slot && this.work.waits?.(task.kind)) slot.release();
+    // A task that waits gives its slot back once it has gone on for a while: one that ends at once (a
+    // refused or answering address) keeps it, so quick tasks do not crowd the thread beyond the slots.
+    const release =
+      slot && this.work.waits?.(task.kind) ? setTimeout(() => slot.release(), WAITING_AFTER_MS) : undefined;
     const module = { module: task.kind };
     this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);
@@ -350,6 +356,7 @@ export class RunCoordinator implements JobHandler {
         await this.taskFailed(run, task, error, lease.signal);
         return;
       } finally {
+        clearTimeout(release);
         lease.end();
       }
       if (lease.signal.reason instanceof RunEnded) {
