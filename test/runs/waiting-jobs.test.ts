@@ -25,7 +25,12 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe("jobs that wait, in the embedded queue", () => {
   test("give their slot back: computing jobs run while the waiting pool is full, and neither bound is exceeded", async () => {
-    const queue = new InProcessQueue({ taskConcurrency: SLOTS, runConcurrency: 1, attempts: 1, backoffMs: 0 });
+    const queue = new InProcessQueue({
+      taskConcurrency: SLOTS,
+      runConcurrency: 1,
+      attempts: 1,
+      backoffMs: 0,
+    });
     const gate = Promise.withResolvers<void>();
     let waitingNow = 0;
     let waitingPeak = 0;
@@ -77,7 +82,12 @@ describe("jobs that wait, in the embedded queue", () => {
   });
 
   test("computing jobs are not held up by waiting ones below the pool's bound", async () => {
-    const queue = new InProcessQueue({ taskConcurrency: SLOTS, runConcurrency: 1, attempts: 1, backoffMs: 0 });
+    const queue = new InProcessQueue({
+      taskConcurrency: SLOTS,
+      runConcurrency: 1,
+      attempts: 1,
+      backoffMs: 0,
+    });
     const gate = Promise.withResolvers<void>();
     const computed: number[] = [];
     const handler: JobHandler = {
