@@ -59,7 +59,7 @@ test("Dockerfile: multi-stage on node:24-slim, non-root, health check, started t
   const users = [...dockerfile.matchAll(/^USER (\S+)/gm)].map((match) => match[1]);
   assert.ok(users.length > 0 && !["root", "0"].includes(users.at(-1)!), "runs as a non-root user");
   assert.match(dockerfile, /^HEALTHCHECK .*\n?.*\/healthz/m);
-  assert.match(dockerfile, /^ENTRYPOINT \["node", "bin\/sightline\.js"\]$/m);
+  assert.match(dockerfile, /^ENTRYPOINT \["node", "--max-semi-space-size=4", "bin\/sightline\.js"\]$/m);
   // What the image builds from exists, and what it must not carry is kept out.
   const ignored = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
   for (const path of ["node_modules", ".git", "data"])
