@@ -597,12 +597,6 @@ export class EntitiesRepository {
       if (trx.getExecutor().adapter instanceof PostgresAdapter)
         await sql`analyze staged_entities`.execute(trx);
       const { groups, componentGroup } = await aliasComponents(trx, runId, collectionId);
-      const findings = await mergeStagedFindings(trx, runId);
-      // The service each finding on a service or application runs on, taken as its entity goes by.
-      const endpoints = new Map<string, string | null>();
-      for (const finding of findings.values())
-        if (finding.entityKind === "NetworkService" || finding.entityKind === "Uri")
-          endpoints.set(keyOf(finding.entityKind, finding.entityName), null);
 
       const versions = new Versions(trx, "entities", runId, previousRunId);
       let count = 0;
@@ -637,8 +631,6 @@ export class EntitiesRepository {
             alias_group: content.alias_group,
           });
           const { address, port } = addressOf(entity);
-          if (address !== null && port !== null && endpoints.has(key))
-            endpoints.set(key, endpointName(address, port));
           const isNew = versions.see(old, hash, entity.lastSeen, {
             ...content,
             address,
@@ -656,50 +648,43 @@ export class EntitiesRepository {
         await yieldToLoop();
       }
 
-      const existingFindings = new Map<string, LatestVersion>();
-      for (const row of await trx
-        .selectFrom("findings")
-        .select(["id", "name", "entity_kind", "entity_name", "issue_id as entity_id", "first_seen"])
-        .select(["first_run_id", "last_run_id", "content_hash"])
-        .where("collection_id", "=", collectionId)
-        .where("latest", "=", 1)
-        .execute()) {
-        existingFindings.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row);
-      }
+      // Findings a page at a time in key order, like the entities (memory: a page, not the run).
       const findingVersions = new Versions(trx, "findings", runId, previousRunId);
-      // A check's texts are stored once per collection: the new versions carry their key.
-      const texts = new Map<string, FindingTextColumns>();
-      let seenFindings = 0;
-      for (const [key, compact] of findings) {
-        const { detailsText: _, ...rest } = compact;
-        const finding = { ...rest, details: detailsOf(compact) };
-        const { description, remediation, reference_links, ...columns } = findingColumns(finding);
-        const textHash = findingTextHash(description, remediation, reference_links);
-        const old = existingFindings.get(key);
-        const endpoint = endpoints.get(keyOf(finding.entityKind, finding.entityName)) ?? null;
-        // A finding whose entity moved to another service is a new version (endpoint left out when
-        // null, so findings on names hash as they always have).
-        const hash = contentHash({ ...finding, firstSeen: 0, lastSeen: 0, endpoint: endpoint ?? undefined });
-        const isNew = findingVersions.see(old, hash, finding.lastSeen, {
-          ...columns,
-          endpoint,
-          text_hash: textHash,
-          collection_id: collectionId,
-          first_seen: old?.first_seen ?? finding.firstSeen,
-          first_run_id: old?.first_run_id ?? runId,
-          issue_id: old?.entity_id ?? null,
-        });
-        if (isNew) texts.set(textHash, { description, remediation, reference_links });
-        // Written a batch at a time: the versions' rows, held until then, are as many as the findings.
-        if (++seenFindings % FINDINGS_BATCH === 0) {
-          await writeTexts(trx, collectionId, texts);
-          texts.clear();
-          await findingVersions.flush();
-          await yieldToLoop();
+      let findingCount = 0;
+      for await (const batch of stagedFindingBatches(trx, runId)) {
+        findingCount += batch.length;
+        const existing = await latestFindings(trx, collectionId, batch);
+        const endpoints = await endpointsOf(trx, collectionId, runId, batch);
+        // A check's texts are stored once per collection: the new versions carry their key.
+        const texts = new Map<string, FindingTextColumns>();
+        for (const finding of batch) {
+          const { description, remediation, reference_links, ...columns } = findingColumns(finding);
+          const textHash = findingTextHash(description, remediation, reference_links);
+          const old = existing.get(keyOf(finding.name, keyOf(finding.entityKind, finding.entityName)));
+          const endpoint = endpoints.get(keyOf(finding.entityKind, finding.entityName)) ?? null;
+          // A finding whose entity moved to another service is a new version (endpoint left out when
+          // null, so findings on names hash as they always have).
+          const hash = contentHash({
+            ...finding,
+            firstSeen: 0,
+            lastSeen: 0,
+            endpoint: endpoint ?? undefined,
+          });
+          const isNew = findingVersions.see(old, hash, finding.lastSeen, {
+            ...columns,
+            endpoint,
+            text_hash: textHash,
+            collection_id: collectionId,
+            first_seen: old?.first_seen ?? finding.firstSeen,
+            first_run_id: old?.first_run_id ?? runId,
+            issue_id: old?.entity_id ?? null,
+          });
+          if (isNew) texts.set(textHash, { description, remediation, reference_links });
         }
+        await writeTexts(trx, collectionId, texts);
+        await findingVersions.flush();
+        await yieldToLoop();
       }
-      await writeTexts(trx, collectionId, texts);
-      await findingVersions.flush();
 
       const finishedAt = nowIso();
       await trx
@@ -712,7 +697,7 @@ export class EntitiesRepository {
       await deleteStaging(trx, runId);
       return {
         entities: count,
-        findings: findings.size,
+        findings: findingCount,
         written: versions.written + findingVersions.written,
       };
     });
@@ -1145,70 +1130,139 @@ async function deleteStaging(db: Kysely<Database>, runId: number): Promise<void>
     }
 }
 
-/** Findings whose new versions are written together in the final merge. */
-const FINDINGS_BATCH = 500;
+type MergedFinding = Finding & { firstSeen: string; lastSeen: string };
 
-/** A run's findings merged per key, kept compact: a /16 run holds hundreds of thousands at once. */
-interface MergedFinding extends Omit<Finding, "details"> {
-  /** Merged details once a second sighting came; until then `detailsText`, the one sighting's JSON. */
-  details?: Details;
-  detailsText?: string;
-  firstSeen: string;
-  lastSeen: string;
+/** One finding's staged sightings folded, in the order they were staged; the last one's texts win. */
+function foldFinding(
+  previous: MergedFinding | undefined,
+  row: Selectable<StagedFindingsTable>,
+): MergedFinding {
+  return {
+    name: row.name,
+    entityKind: row.entity_kind,
+    entityName: row.entity_name,
+    prettyName: row.pretty_name,
+    severity: Math.min(row.severity, previous?.severity ?? row.severity),
+    confidence: previous?.confidence === "confirmed" ? "confirmed" : row.confidence,
+    category: row.category,
+    description: row.description,
+    remediation: row.remediation,
+    references: JSON.parse(row.reference_links),
+    details: mergeDetails(previous?.details ?? {}, JSON.parse(row.details)),
+    scoped: (previous?.scoped ?? false) || row.scoped === 1,
+    firstSeen: previous?.firstSeen ?? row.seen_at,
+    lastSeen: row.seen_at,
+  };
 }
 
-/** A merged finding's details, as folding its sightings with `mergeDetails` gives them. */
-const detailsOf = (finding: MergedFinding): Details =>
-  finding.details ?? mergeDetails({}, JSON.parse(finding.detailsText ?? "{}"));
+/**
+ * The run's staged findings merged per (check, entity), a page at a time in key order (migration 016's
+ * index), so a finding's sightings are adjacent and memory is a page: the whole run's findings in one map
+ * took 1.3 GB of a /16's merge.
+ */
+async function* stagedFindingBatches(
+  trx: Transaction<Database>,
+  runId: number,
+): AsyncGenerator<MergedFinding[]> {
+  let open: MergedFinding | undefined;
+  let after: { name: string; kind: string; entity: string; id: number } | undefined;
+  for (;;) {
+    let query = trx
+      .selectFrom("staged_findings")
+      .selectAll()
+      .where("run_id", "=", runId)
+      .orderBy("name")
+      .orderBy("entity_kind")
+      .orderBy("entity_name")
+      .orderBy("id")
+      .limit(PAGE);
+    if (after) {
+      const { name, kind, entity, id } = after;
+      query = query.where(({ eb, refTuple, tuple }) =>
+        eb(refTuple("name", "entity_kind", "entity_name", "id"), ">", tuple(name, kind, entity, id)),
+      );
+    }
+    const rows = await query.execute();
+    const batch: MergedFinding[] = [];
+    for (const row of rows) {
+      await pace();
+      if (
+        open &&
+        open.name === row.name &&
+        open.entityKind === row.entity_kind &&
+        open.entityName === row.entity_name
+      )
+        open = foldFinding(open, row);
+      else {
+        if (open) batch.push(open);
+        open = foldFinding(undefined, row);
+      }
+    }
+    if (rows.length < PAGE) {
+      if (open) batch.push(open);
+      if (batch.length > 0) yield batch;
+      return;
+    }
+    const last = rows[rows.length - 1];
+    after = { name: last.name, kind: last.entity_kind, entity: last.entity_name, id: last.id };
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/** The latest versions of a batch's findings, looked up by their entities' names in bounded lists. */
+async function latestFindings(
+  trx: Transaction<Database>,
+  collectionId: number,
+  batch: MergedFinding[],
+): Promise<Map<string, LatestVersion>> {
+  const wanted = new Set(
+    batch.map((finding) => keyOf(finding.name, keyOf(finding.entityKind, finding.entityName))),
+  );
+  const names = [...new Set(batch.map((finding) => finding.entityName))];
+  const existing = new Map<string, LatestVersion>();
+  for (let i = 0; i < names.length; i += CHUNK)
+    for (const row of await trx
+      .selectFrom("findings")
+      .select(["id", "name", "entity_kind", "entity_name", "issue_id as entity_id", "first_seen"])
+      .select(["first_run_id", "last_run_id", "content_hash"])
+      .where("collection_id", "=", collectionId)
+      .where("entity_name", "in", names.slice(i, i + CHUNK))
+      .where("latest", "=", 1)
+      .execute()) {
+      const key = keyOf(row.name, keyOf(row.entity_kind, row.entity_name));
+      if (wanted.has(key)) existing.set(key, row);
+    }
+  await pace();
+  return existing;
+}
 
 /**
- * The run's staged findings merged per (check, entity). Every finding of a check carries the same texts
- * and references, and most findings are seen once: texts are shared, and a single sighting's details stay
- * the JSON text they were stored as (a fraction of the parsed objects' size) until they are written. A
- * /16 run's final merge held 1.3 GB of parsed findings before.
+ * The service each finding of a batch on a service or application runs on: its entity's address and
+ * port, if this run saw the entity (its latest version is this run's).
  */
-async function mergeStagedFindings(trx: Transaction<Database>, runId: number) {
-  const merged = new Map<string, MergedFinding>();
-  const shared = new Map<string, string>();
-  const share = (text: string) => {
-    const known = shared.get(text);
-    if (known !== undefined) return known;
-    if (shared.size < 100_000) shared.set(text, text);
-    return text;
-  };
-  const references = new Map<string, Finding["references"]>();
-  const rows = await trx
-    .selectFrom("staged_findings")
-    .selectAll()
-    .where("run_id", "=", runId)
-    .orderBy("id")
-    .execute();
-  for (const row of rows) {
-    const key = keyOf(row.name, keyOf(row.entity_kind, row.entity_name));
-    const previous = merged.get(key);
-    let links = references.get(row.reference_links);
-    if (!links) {
-      links = JSON.parse(row.reference_links) as Finding["references"];
-      if (references.size < 10_000) references.set(row.reference_links, links);
-    }
-    merged.set(key, {
-      name: share(row.name),
-      entityKind: share(row.entity_kind),
-      entityName: row.entity_name,
-      prettyName: share(row.pretty_name),
-      severity: Math.min(row.severity, previous?.severity ?? row.severity),
-      confidence: previous?.confidence === "confirmed" ? "confirmed" : row.confidence,
-      category: share(row.category),
-      description: share(row.description),
-      remediation: share(row.remediation),
-      references: links,
-      ...(previous
-        ? { details: mergeDetails(detailsOf(previous), JSON.parse(row.details)) }
-        : { detailsText: row.details }),
-      scoped: (previous?.scoped ?? false) || row.scoped === 1,
-      firstSeen: previous?.firstSeen ?? row.seen_at,
-      lastSeen: row.seen_at,
-    });
+async function endpointsOf(
+  trx: Transaction<Database>,
+  collectionId: number,
+  runId: number,
+  batch: MergedFinding[],
+): Promise<Map<string, string | null>> {
+  const endpoints = new Map<string, string | null>();
+  for (const kind of ["NetworkService", "Uri"]) {
+    const names = [...new Set(batch.filter((f) => f.entityKind === kind).map((f) => f.entityName))];
+    for (let i = 0; i < names.length; i += CHUNK)
+      for (const row of await trx
+        .selectFrom("entities")
+        .select(["kind", "name", "address", "port"])
+        .where("collection_id", "=", collectionId)
+        .where("latest", "=", 1)
+        .where("kind", "=", kind)
+        .where("name", "in", names.slice(i, i + CHUNK))
+        .where("last_run_id", "=", runId)
+        .execute())
+        endpoints.set(
+          keyOf(row.kind, row.name),
+          row.address !== null && row.port !== null ? endpointName(row.address, row.port) : null,
+        );
   }
-  return merged;
+  return endpoints;
 }

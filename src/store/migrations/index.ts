@@ -14,6 +14,7 @@ import { runSettingsAndNoteKinds } from "./012-run-settings-note-kinds.ts";
 import { findingEndpoints } from "./013-finding-endpoints.ts";
 import { runWorkers } from "./014-run-workers.ts";
 import { findingTexts } from "./015-finding-texts.ts";
+import { stagedFindingsOrder } from "./016-staged-findings-order.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -32,6 +33,7 @@ export const migrations: Record<string, DialectMigration> = {
   "013-finding-endpoints": findingEndpoints,
   "014-run-workers": runWorkers,
   "015-finding-texts": findingTexts,
+  "016-staged-findings-order": stagedFindingsOrder,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */
