@@ -144,6 +144,12 @@ export const CONFIG_SCHEMA = Type.Object(
       unit: "bytes",
       description: "Bytes of a service's greeting kept by the port scan.",
     }),
+    hostDiscovery: text("on", {
+      env: "SIGHTLINE_HOST_DISCOVERY",
+      enum: ["on", "off"],
+      description:
+        "Before scanning an address's whole port list (more than 8 ports), probe up to 8 of its most common ports first, and leave an address that neither answers nor refuses any of them (`on`, as nmap does before a scan), or scan every port of every address (`off`, nmap's -Pn).",
+    }),
     bannerTimeoutMs: whole(1500, {
       env: "SIGHTLINE_BANNER_TIMEOUT_MS",
       minimum: 1,

@@ -89,6 +89,7 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
     perHostConcurrency: settings.perHostConcurrency,
     rateLimit: settings.rateLimit,
     probeEngine,
+    hostDiscovery: settings.hostDiscovery !== "off",
     limits: discoveryLimits(settings),
     templates: {
       builtIn: settings.templateLibrary !== "off",

@@ -42,6 +42,11 @@ export interface DiscoverySettings {
   /** The port scan's probes: `auto` (native when built, the default) or `js` (SIGHTLINE_PROBE_ENGINE). */
   probeEngine?: string;
   limits: DiscoveryLimits;
+  /**
+   * Probe an address's most common ports first and leave it if none answers (SIGHTLINE_HOST_DISCOVERY);
+   * default on.
+   */
+  hostDiscovery?: boolean;
   /** Which nuclei-format templates run (SIGHTLINE_TEMPLATES and friends); default: the built-in library. */
   templates?: TemplateSettings;
 }

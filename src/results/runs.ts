@@ -83,6 +83,11 @@ export const RunSettingsView = Type.Object(
     http_max_redirects: Integers("Redirects followed from one URL."),
     banner_max_bytes: Integers("Bytes of a service's greeting kept."),
     banner_timeout_ms: Integers("Time a greeting is waited for."),
+    host_discovery: Type.Optional(
+      Type.String({
+        description: "`on`: addresses that answer none of their most common ports are left unscanned.",
+      }),
+    ),
     dns_max_records: Integers("Records of one type kept per name."),
     dns_max_txt_length: Integers("Characters of one TXT record kept."),
     axfr_max_records: Integers("Records read from one zone transfer."),

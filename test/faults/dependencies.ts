@@ -1,6 +1,6 @@
 /**
  * Dependencies a fault test may stop and start at will: a PostgreSQL cluster of its own (initdb/pg_ctl
- * from Debian's packages, on 127.0.0.1:55433) and a redis-server of its own (127.0.0.1:56380, with an
+ * from Debian's packages, on 127.127.0.1:55433) and a redis-server of its own (127.127.0.1:56380, with an
  * append-only file so a restart keeps the queue, as BullMQ asks of production Redis). The shared
  * services on 5432/6379 are never touched.
  */
@@ -15,13 +15,19 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** Ports of the suite's own servers (loopback only); SIGHTLINE_FAULT_PG_PORT / _REDIS_PORT move them. */
+/**
+ * The loopback address of the suite's own servers: not 127.0.0.1, where the ports (in the kernel's
+ * ephemeral range) can be held by any client's connection to the machine's own PostgreSQL or Redis —
+ * redis-server once failed to bind 127.0.0.1:56380 so.
+ */
+export const FAULT_HOST = "127.127.0.1";
 export const FAULT_PG_PORT = Number(process.env.SIGHTLINE_FAULT_PG_PORT ?? 55433);
 export const FAULT_REDIS_PORT = Number(process.env.SIGHTLINE_FAULT_REDIS_PORT ?? 56380);
 
-/** Whether something already listens on 127.0.0.1:port (another copy of this suite, say). */
+/** Whether something already listens on the suite's address and port (another copy of this suite, say). */
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
+    const socket = connect({ host: FAULT_HOST, port });
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);
@@ -51,7 +57,7 @@ export async function faultSkipReason(): Promise<string | undefined> {
   const busy = [FAULT_PG_PORT, FAULT_REDIS_PORT].filter((port) => port > 0);
   for (const port of busy)
     if (await listening(port)) {
-      const reason = `the fault-injection suite needs 127.0.0.1:${port} free (SIGHTLINE_FAULT_PG_PORT / SIGHTLINE_FAULT_REDIS_PORT move it)`;
+      const reason = `the fault-injection suite needs ${FAULT_HOST}:${port} free (SIGHTLINE_FAULT_PG_PORT / SIGHTLINE_FAULT_REDIS_PORT move it)`;
       if (process.env.CI) throw new Error(`${reason}, and CI requires the suite`);
       return `${reason}; skipping it`;
     }
@@ -104,11 +110,11 @@ export async function startPostgres(): Promise<Postgres> {
     "UTF8",
     "--no-sync",
   ]);
-  const options = `-p ${FAULT_PG_PORT} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=100`;
+  const options = `-p ${FAULT_PG_PORT} -c listen_addresses=${FAULT_HOST} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=100`;
   const ctl = (args: string[]) => asOwner(join(bin, "pg_ctl"), ["-D", data, ...args]);
   let running = false;
   const postgres: Postgres = {
-    url: `postgres://postgres@127.0.0.1:${FAULT_PG_PORT}/postgres`,
+    url: `postgres://postgres@${FAULT_HOST}:${FAULT_PG_PORT}/postgres`,
     async start() {
       await ctl(["-o", options, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"]);
       running = true;
@@ -146,7 +152,7 @@ export async function startRedis(): Promise<RedisServer> {
   let child: ReturnType<typeof spawn> | undefined;
   let exited: Promise<void> = Promise.resolve();
   const server: RedisServer = {
-    url: `redis://127.0.0.1:${FAULT_REDIS_PORT}`,
+    url: `redis://${FAULT_HOST}:${FAULT_REDIS_PORT}`,
     async start() {
       const started = spawn(
         bin,
@@ -154,7 +160,7 @@ export async function startRedis(): Promise<RedisServer> {
           "--port",
           String(FAULT_REDIS_PORT),
           "--bind",
-          "127.0.0.1",
+          FAULT_HOST,
           "--dir",
           dir,
           "--save",

@@ -21,6 +21,28 @@ const PORTS_PER_TURN = 16;
 const TURN_MS = 250;
 
 /**
+ * Host discovery (`hostDiscovery`): the ports a scan of a longer list probes first, the most common ones
+ * first (nmap's TCP host discovery uses 80 and 443). An address that answers none of them — no open port,
+ * no refusal — is taken to be unused and its other ports are not probed: in real blocks most addresses are
+ * unused, and each would cost the whole timeout on every lane.
+ */
+const DISCOVERY_PORTS = [80, 443, 22, 3389, 445, 25, 21, 8080, 23, 53, 110, 143, 993, 995, 3306, 8443];
+/** How many ports the first round probes, at most; a list no longer than this is scanned in one round. */
+const DISCOVERY_ROUND = 8;
+
+/** The first round of a scan of `ports`: its most common ports (else its first), or none for a short list. */
+export function discoveryRound(ports: readonly number[]): number[] {
+  if (ports.length <= DISCOVERY_ROUND) return [];
+  const listed = new Set(ports);
+  const common = DISCOVERY_PORTS.filter((port) => listed.has(port)).slice(0, DISCOVERY_ROUND);
+  for (const port of ports) {
+    if (common.length >= DISCOVERY_ROUND) break;
+    if (!common.includes(port)) common.push(port);
+  }
+  return common;
+}
+
+/**
  * The probe engine of a scan: the native one when it was built and the configuration allows it
  * (`probeEngine`: `auto`, the default, or `js`), unless a rate paces every connection — that scan is
  * slow by choice, and the JS engine reads a greeting on the connection that found the port instead of
@@ -47,6 +69,7 @@ export const portScan: DiscoveryModule = {
       return;
     }
     const { ports, timeoutMs, perHostConcurrency, rateLimit, limits } = ctx.settings;
+    const first = ctx.settings.hostDiscovery === false ? [] : discoveryRound(ports);
     // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
     const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
     const lanes = Math.min(ports.length, perHostConcurrency);
@@ -58,9 +81,11 @@ export const portScan: DiscoveryModule = {
       native: nativeEngine(ctx.settings, nativeProbes),
     });
     // Ports not yet probed, the next one last: a turn takes from the end and gives back what it left.
-    const waiting = ports.toReversed();
+    const waiting: number[] = [];
     const open: number[] = [];
     let unanswered = 0;
+    /** Ports that answered at all: open, or refused. */
+    let answered = 0;
     const identifications: Promise<void>[] = [];
     // An open port is named by what it answers (service-id.ts), each probe in a slot of its own.
     const identify = async (port: number, greeting: Buffer | undefined) => {
@@ -118,11 +143,25 @@ export const portScan: DiscoveryModule = {
           return; // aborted while waiting for a slot
         }
         waiting.push(...turn.slice(outcome.probed).reverse());
+        // Refused ports are not among the answers: what answered is what was probed less what did not.
+        answered += outcome.probed - outcome.answers.filter(({ state }) => !state.open).length;
         for (const { port, state } of outcome.answers) found(port, state);
       }
     };
+    const round = async (list: readonly number[]) => {
+      waiting.push(...list.toReversed());
+      await Promise.all(Array.from({ length: Math.min(lanes, list.length) }, lane));
+    };
+    let down = false;
     try {
-      await Promise.all(Array.from({ length: lanes }, lane));
+      if (first.length > 0) {
+        await round(first);
+        down = answered === 0 && !ctx.signal.aborted;
+        if (!down) {
+          const rest = new Set(first);
+          await round(ports.filter((port) => !rest.has(port)));
+        }
+      } else await round(ports);
     } finally {
       prober.close();
     }
@@ -131,7 +170,13 @@ export const portScan: DiscoveryModule = {
       kind: "IpAddress",
       name: address,
       details: {
-        scan: { ports_scanned: ports.length, open: open.sort((a, b) => a - b), filtered: unanswered },
+        scan: {
+          ports_scanned: down ? first.length : ports.length,
+          open: open.sort((a, b) => a - b),
+          filtered: unanswered,
+          // None of the first round's ports answered or refused: the rest were not probed.
+          ...(down ? { host_down: true } : {}),
+        },
       },
     });
   },
