@@ -66,7 +66,7 @@ test("a pinned build that cannot run here is unlinked so scripts use the machine
 
 test("npm start and the sightline command go through the check", () => {
   const scripts = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts;
-  // With V8's young generation sized as docs/operations.md says ("Memory and task slots").
+  // With V8's young generation sized as docs/operations.md says ("Memory, task slots and unused address space").
   assert.equal(scripts.start, "node --max-semi-space-size=4 bin/sightline.js serve");
   assert.equal(scripts.sightline, "node --max-semi-space-size=4 bin/sightline.js");
   assert.match(
