@@ -15,6 +15,7 @@
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
@@ -31,6 +32,15 @@ const DIALECTS = (process.env.SIGHTLINE_BENCH_SCALE_DIALECTS ?? "sqlite,postgres
   "sqlite" | "postgres"
 >;
 const PORTS = "22,80,443,8080";
+/**
+ * SIGHTLINE_BENCH_SCALE_WORKERS=N: on PostgreSQL, distributed mode as well — the server only enqueues (on
+ * Redis, REDIS_URL or redis://127.0.0.1:6379) and N `sightline worker` processes run the tasks;
+ * SIGHTLINE_BENCH_SCALE_PIN=1 pins worker i to core i (taskset), the server and the world unpinned.
+ */
+const WORKERS = Number(process.env.SIGHTLINE_BENCH_SCALE_WORKERS ?? 0);
+const PIN = Boolean(process.env.SIGHTLINE_BENCH_SCALE_PIN);
+const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+const BIN = fileURLToPath(new URL("../bin/sightline.js", import.meta.url));
 /** SIGHTLINE_BENCH_SCALE_TRACE=1: progress, memory and each module's time, on stderr. */
 const TRACE = Boolean(process.env.SIGHTLINE_BENCH_SCALE_TRACE);
 const KEYS = { access: "SLBENCHSCALEKEY001", secret: "bench-scale-secret-0123456789abcdef" };
@@ -154,8 +164,47 @@ async function databaseBytes(url: string): Promise<number> {
   }
 }
 
-async function runSightline(prefix: number, world: World, dialect: "sqlite" | "postgres"): Promise<Measured> {
+/** `sightline worker` processes of the store and Redis prefix given; their CPU seconds so far, and a stop. */
+async function startWorkers(count: number, databaseUrl: string, prefix: string) {
+  const children = Array.from({ length: count }, (_, i) => {
+    const command = [process.execPath, "--max-semi-space-size=4", BIN, "worker"];
+    const pinned = PIN ? ["taskset", "-c", String(i % availableParallelism()), ...command] : command;
+    return spawn(pinned[0], pinned.slice(1), {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: REDIS,
+        SIGHTLINE_REDIS_PREFIX: prefix,
+        SIGHTLINE_LOG_LEVEL: "warn",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+  });
+  return {
+    cpuSeconds: () => children.reduce((sum, child) => sum + processCpuSeconds(child.pid), 0),
+    stop: () =>
+      Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null) return resolve();
+              child.once("exit", () => resolve());
+              child.kill("SIGTERM");
+            }),
+        ),
+      ),
+  };
+}
+
+async function runSightline(
+  prefix: number,
+  world: World,
+  dialect: "sqlite" | "postgres",
+  workers = 0,
+): Promise<Measured> {
   const store: TestStore = await createTestStore(dialect);
+  const redisPrefix = `sightline-bench-scale-${process.pid}-${prefix}-${workers}`;
   const server = await startServer(
     // The SIGHTLINE_* settings of the environment apply (to compare, say, SIGHTLINE_TASK_CONCURRENCY).
     loadConfig(process.env, {
@@ -170,8 +219,11 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
       ports: PORTS,
       schedulerIntervalSeconds: 86_400,
       runTimeLimitSeconds: RUN_LIMIT_MS / 1000,
+      ...(workers > 0 ? { redisUrl: REDIS, redisPrefix } : {}),
     }),
   );
+  const distributed =
+    workers > 0 ? await startWorkers(workers, store.config.databaseUrl, redisPrefix) : undefined;
   let polling = true;
   const closed = false;
   const pollers: Promise<void>[] = [];
@@ -216,6 +268,7 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
     await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
+    const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
@@ -241,6 +294,7 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
     }
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
+    const workersCpu = (distributed?.cpuSeconds() ?? 0) - workersCpuBefore;
     if (TRACE) {
       // Where the run's time went: each module's time on its entities (network waits included).
       const text = await (await fetch(`${server.url}/metrics`)).text();
@@ -296,13 +350,14 @@ async function runSightline(prefix: number, world: World, dialect: "sqlite" | "p
       listP99: percentile(list, 99),
       listMax: Math.max(0, ...list),
       samples: health.length + list.length,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6 + workersCpu,
       worldCpuSeconds,
       tasks,
     };
   } finally {
     polling = false;
     await Promise.allSettled(pollers);
+    await distributed?.stop();
     if (!closed) await server.close();
     // SIGHTLINE_BENCH_SCALE_KEEP=1 keeps the database for a look (its folder or URL is printed; drop it after).
     if (process.env.SIGHTLINE_BENCH_SCALE_KEEP)
@@ -347,23 +402,42 @@ export const scaleBench = {
       const world = await startWorld(prefix);
       try {
         const peer = nmap ? await runNmap(nmap, prefix) : undefined;
-        for (const dialect of DIALECTS) {
+        const variants = DIALECTS.flatMap(
+          (
+            dialect,
+          ): Array<{
+            dialect: "sqlite" | "postgres";
+            workers: number;
+            label: string;
+          }> =>
+            dialect === "postgres" && WORKERS > 0
+              ? [
+                  { dialect, workers: 0, label: dialect },
+                  {
+                    dialect,
+                    workers: WORKERS,
+                    label: `postgres, ${WORKERS} worker${WORKERS > 1 ? "s" : ""}${PIN ? " (pinned)" : ""}`,
+                  },
+                ]
+              : [{ dialect, workers: 0, label: dialect }],
+        );
+        for (const { dialect, workers, label } of variants) {
           let measured: Measured;
           try {
-            measured = await runSightline(prefix, world, dialect);
+            measured = await runSightline(prefix, world, dialect, workers);
           } catch (error) {
-            rows.push(`| /${prefix} | ${dialect} | failed: ${(error as Error).message} |`);
+            rows.push(`| /${prefix} | ${label} | failed: ${(error as Error).message} |`);
             continue;
           }
-          const before = previous.get(dialect);
+          const before = previous.get(label);
           const exponent = before
             ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
             : undefined;
           if (exponent !== undefined)
-            exponents.push(`${dialect} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
-          previous.set(dialect, { prefix, seconds: measured.seconds });
+            exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
+          previous.set(label, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${dialect} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }
