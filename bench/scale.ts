@@ -296,6 +296,21 @@ async function runSightline(
     const cpu = process.cpuUsage(cpuBefore);
     const workersCpu = (distributed?.cpuSeconds() ?? 0) - workersCpuBefore;
     if (TRACE) {
+      // What the run found, to compare modes: entities by kind and issues.
+      const db = server.services.store.db;
+      const kinds = await db
+        .selectFrom("entities")
+        .select(["kind", (eb) => eb.fn.countAll<number>().as("n")])
+        .where("latest", "=", 1)
+        .groupBy("kind")
+        .orderBy("kind")
+        .execute();
+      const issues = await db
+        .selectFrom("findings")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("latest", "=", 1)
+        .executeTakeFirstOrThrow();
+      console.error(`found: ${kinds.map((row) => `${row.kind} ${row.n}`).join(", ")}; issues ${issues.n}`);
       // Where the run's time went: each module's time on its entities (network waits included).
       const text = await (await fetch(`${server.url}/metrics`)).text();
       const sums = new Map<string, number[]>();

@@ -404,6 +404,9 @@ export class DiscoveryEngine implements RunWork {
       this.#ownSettings ??= runSettingsFrom(this.#dependencies.config);
       const stored: RunSettings = { ...this.#ownSettings, ...run.settings };
       const settings = discoverySettings(stored, this.#dependencies.config.probeEngine);
+      // The engine's own modules decide which tasks to make (`wants`): they get ready for the run here
+      // even when they run elsewhere (a discovery thread has copies of its own).
+      for (const module of this.#modules) module.runStarting?.(settings);
       const { scanAllow, scanDeny } = stored;
       context = this.#dependencies.collections.seeds(run.collectionId).then((seeds) => ({
         scope: new Scope(seeds, { scanAllow, scanDeny }),

@@ -101,7 +101,8 @@ export interface DiscoveryModule {
   run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
   /**
    * Called once per run in each process that works on it, when its first task there starts: to get
-   * ready (start threads, say) while the run's first tasks go on.
+   * ready (start threads, load data `wants` needs) while the run's first tasks go on. The engine calls it
+   * on its own copies, and the thread that runs modules on its copies.
    */
   runStarting?(settings: DiscoverySettings): void;
 }

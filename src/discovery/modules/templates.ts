@@ -278,8 +278,12 @@ export function createTemplatesModule(
           return has("dns");
       }
     },
-    runStarting() {
+    runStarting(settings) {
       noteSkipped = true;
+      // The library is loaded here too, not only by the first task: the engine asks `wants` in its own
+      // thread, whose modules never run when a discovery thread does, and without the library every
+      // service looked wanted (a no-op task per service no network template names: 8% of a /16's tasks).
+      void load({ settings } as DiscoveryContext).catch(() => {});
     },
     async run(entity, ctx) {
       if (entity.kind === "Uri") return runOnApplication(entity, ctx);
