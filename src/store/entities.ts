@@ -976,40 +976,65 @@ async function* stagedEntityBatches(
   trx: Transaction<Database>,
   runId: number,
 ): AsyncGenerator<MergedEntity[]> {
-  let open: Sightings | undefined;
-  let after: { kind: string; name: string; id: number } | undefined;
+  const groups = adjacentGroups(
+    (after: Selectable<StagedEntitiesTable> | undefined) => {
+      let query = trx
+        .selectFrom("staged_entities")
+        .selectAll()
+        .where("run_id", "=", runId)
+        .orderBy("kind")
+        .orderBy("name")
+        .orderBy("id")
+        .limit(PAGE);
+      if (after) {
+        const { kind, name, id } = after;
+        query = query.where(({ eb, refTuple, tuple }) =>
+          eb(refTuple("kind", "name", "id"), ">", tuple(kind, name, id)),
+        );
+      }
+      return query.execute();
+    },
+    (row) => keyOf(row.kind, row.name),
+    (sightings: Sightings | undefined, row) => {
+      if (!sightings) return new Sightings(row);
+      sightings.add(row);
+      return sightings;
+    },
+  );
+  for await (const batch of groups) yield batch.map((sightings) => sightings.done());
+}
+
+/**
+ * Groups of adjacent rows, read a page at a time: `page` reads the PAGE rows after the last one it was
+ * given (keyset paging, in an order that keeps each group's rows together), `key` names a row's group, and
+ * `fold` adds a row to its group (undefined: the group's first row). A group may span pages; each batch
+ * answers the groups that closed in its page, so memory is a page and a group.
+ */
+async function* adjacentGroups<Row, Group>(
+  page: (after: Row | undefined) => Promise<Row[]>,
+  key: (row: Row) => string,
+  fold: (group: Group | undefined, row: Row) => Group,
+): AsyncGenerator<Group[]> {
+  let open: { key: string; group: Group } | undefined;
+  let after: Row | undefined;
   for (;;) {
-    let query = trx
-      .selectFrom("staged_entities")
-      .selectAll()
-      .where("run_id", "=", runId)
-      .orderBy("kind")
-      .orderBy("name")
-      .orderBy("id")
-      .limit(PAGE);
-    if (after) {
-      const { kind, name, id } = after;
-      query = query.where(({ eb, refTuple, tuple }) =>
-        eb(refTuple("kind", "name", "id"), ">", tuple(kind, name, id)),
-      );
-    }
-    const rows = await query.execute();
-    const batch: MergedEntity[] = [];
+    const rows = await page(after);
+    const batch: Group[] = [];
     for (const row of rows) {
       await pace();
-      if (open && open.entity.kind === row.kind && open.entity.name === row.name) open.add(row);
+      const rowKey = key(row);
+      if (open?.key === rowKey) open.group = fold(open.group, row);
       else {
-        if (open) batch.push(open.done());
-        open = new Sightings(row);
+        if (open) batch.push(open.group);
+        open = { key: rowKey, group: fold(undefined, row) };
       }
     }
     if (rows.length < PAGE) {
-      if (open) batch.push(open.done());
+      if (open) batch.push(open.group);
       if (batch.length > 0) yield batch;
       return;
     }
-    const last = rows[rows.length - 1];
-    after = { kind: last.kind, name: last.name, id: last.id };
+    after = rows[rows.length - 1];
     if (batch.length > 0) yield batch;
   }
 }
@@ -1160,53 +1185,33 @@ function foldFinding(
  * index), so a finding's sightings are adjacent and memory is a page: the whole run's findings in one map
  * took 1.3 GB of a /16's merge.
  */
-async function* stagedFindingBatches(
-  trx: Transaction<Database>,
-  runId: number,
-): AsyncGenerator<MergedFinding[]> {
-  let open: MergedFinding | undefined;
-  let after: { name: string; kind: string; entity: string; id: number } | undefined;
-  for (;;) {
-    let query = trx
-      .selectFrom("staged_findings")
-      .selectAll()
-      .where("run_id", "=", runId)
-      .orderBy("name")
-      .orderBy("entity_kind")
-      .orderBy("entity_name")
-      .orderBy("id")
-      .limit(PAGE);
-    if (after) {
-      const { name, kind, entity, id } = after;
-      query = query.where(({ eb, refTuple, tuple }) =>
-        eb(refTuple("name", "entity_kind", "entity_name", "id"), ">", tuple(name, kind, entity, id)),
-      );
-    }
-    const rows = await query.execute();
-    const batch: MergedFinding[] = [];
-    for (const row of rows) {
-      await pace();
-      if (
-        open &&
-        open.name === row.name &&
-        open.entityKind === row.entity_kind &&
-        open.entityName === row.entity_name
-      )
-        open = foldFinding(open, row);
-      else {
-        if (open) batch.push(open);
-        open = foldFinding(undefined, row);
+function stagedFindingBatches(trx: Transaction<Database>, runId: number): AsyncGenerator<MergedFinding[]> {
+  return adjacentGroups(
+    (after: Selectable<StagedFindingsTable> | undefined) => {
+      let query = trx
+        .selectFrom("staged_findings")
+        .selectAll()
+        .where("run_id", "=", runId)
+        .orderBy("name")
+        .orderBy("entity_kind")
+        .orderBy("entity_name")
+        .orderBy("id")
+        .limit(PAGE);
+      if (after) {
+        const { name, entity_kind, entity_name, id } = after;
+        query = query.where(({ eb, refTuple, tuple }) =>
+          eb(
+            refTuple("name", "entity_kind", "entity_name", "id"),
+            ">",
+            tuple(name, entity_kind, entity_name, id),
+          ),
+        );
       }
-    }
-    if (rows.length < PAGE) {
-      if (open) batch.push(open);
-      if (batch.length > 0) yield batch;
-      return;
-    }
-    const last = rows[rows.length - 1];
-    after = { name: last.name, kind: last.entity_kind, entity: last.entity_name, id: last.id };
-    if (batch.length > 0) yield batch;
-  }
+      return query.execute();
+    },
+    (row) => keyOf(row.name, keyOf(row.entity_kind, row.entity_name)),
+    foldFinding,
+  );
 }
 
 /** The latest versions of a batch's findings, looked up by their entities' names in bounded lists. */
