@@ -24,7 +24,7 @@ import { type RunningServer, startServer } from "../src/app/server.ts";
 import { loadConfig } from "../src/core/config.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { callApi } from "./lib/api.ts";
-import { exec, which } from "./lib/peer.ts";
+import { exec, startWorldProcess, stopWorldProcess, which } from "./lib/peer.ts";
 import { WORLD_NET, WORLD_OCTET } from "./lib/scale-world.ts";
 
 const SIZES = (process.env.SIGHTLINE_BENCH_SCALE_SIZES ?? "24,20").split(",").map(Number);
@@ -76,23 +76,13 @@ async function startWorld(prefix: number): Promise<World> {
   // About 1.44 listeners per live host, half the block live.
   const parts = Math.max(1, Math.ceil((2 ** (32 - prefix) * 0.72) / LISTENERS_PER_PROCESS));
   const started = await Promise.all(
-    Array.from({ length: parts }, async (_, part) => {
-      const child = spawn(process.execPath, [script, String(prefix), String(part), String(parts)], {
-        stdio: ["pipe", "pipe", "inherit"],
-      });
-      const line = await new Promise<string>((resolve, reject) => {
-        let buffer = "";
-        child.stdout.on("data", (chunk: Buffer) => {
-          buffer += chunk.toString();
-          const end = buffer.indexOf("\n");
-          if (end >= 0) resolve(buffer.slice(0, end));
-        });
-        child.once("exit", (code) =>
-          reject(new Error(`the scale world exited with ${code} before it was ready`)),
-        );
-      });
-      return { child, info: JSON.parse(line) as Omit<World, "stop"> };
-    }),
+    Array.from({ length: parts }, (_, part) =>
+      startWorldProcess<Omit<World, "stop" | "cpuSeconds">>(
+        script,
+        [String(prefix), String(part), String(parts)],
+        "the scale world",
+      ),
+    ),
   );
   return {
     resolver: started[0].info.resolver,
@@ -100,15 +90,7 @@ async function startWorld(prefix: number): Promise<World> {
     listeners: started.reduce((sum, { info }) => sum + info.listeners, 0),
     cpuSeconds: () => started.reduce((sum, { child }) => sum + processCpuSeconds(child.pid), 0),
     stop: async () => {
-      await Promise.all(
-        started.map(
-          ({ child }) =>
-            new Promise<void>((resolve) => {
-              child.once("exit", () => resolve());
-              child.stdin.end();
-            }),
-        ),
-      );
+      await Promise.all(started.map(({ child }) => stopWorldProcess(child)));
     },
   };
 }

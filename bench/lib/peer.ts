@@ -1,5 +1,6 @@
 /** What benchmarks share: the lab in a child process, timing, and finding peer tools. */
-import { execFile, spawn } from "node:child_process";
+import { type ChildProcessByStdio, execFile, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { ApplicationTruth } from "../../test/lab/index.ts";
@@ -13,12 +14,18 @@ export interface LabInfo {
   applications: ApplicationTruth[];
 }
 
-/** Starts bench/lib/lab-process.ts; `stop` ends it. */
-export async function startLabProcess(hosts?: number): Promise<LabInfo & { stop(): Promise<void> }> {
-  const script = fileURLToPath(new URL("./lab-process.ts", import.meta.url));
-  const child = spawn(process.execPath, [script, ...(hosts ? [String(hosts)] : [])], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+type WorldProcess = ChildProcessByStdio<Writable, Readable, null>;
+
+/**
+ * Starts a world process of the benchmarks (a script that prints one JSON line when it is ready and ends
+ * when its stdin closes): answers the child and what it printed.
+ */
+export async function startWorldProcess<Info>(
+  script: string,
+  args: string[],
+  what: string,
+): Promise<{ child: WorldProcess; info: Info }> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
   const line = await new Promise<string>((resolve, reject) => {
     let buffer = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -26,19 +33,27 @@ export async function startLabProcess(hosts?: number): Promise<LabInfo & { stop(
       const end = buffer.indexOf("\n");
       if (end >= 0) resolve(buffer.slice(0, end));
     });
-    child.once("exit", (code) =>
-      reject(new Error(`the lab process exited with ${code} before it was ready`)),
-    );
+    child.once("exit", (code) => reject(new Error(`${what} exited with ${code} before it was ready`)));
   });
-  const info = JSON.parse(line) as LabInfo;
-  return {
-    ...info,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.stdin.end();
-      }),
-  };
+  return { child, info: JSON.parse(line) as Info };
+}
+
+/** Ends a world process started by startWorldProcess (it ends when its stdin closes). */
+export const stopWorldProcess = (child: WorldProcess) =>
+  new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.stdin.end();
+  });
+
+/** Starts bench/lib/lab-process.ts; `stop` ends it. */
+export async function startLabProcess(hosts?: number): Promise<LabInfo & { stop(): Promise<void> }> {
+  const script = fileURLToPath(new URL("./lab-process.ts", import.meta.url));
+  const { child, info } = await startWorldProcess<LabInfo>(
+    script,
+    hosts ? [String(hosts)] : [],
+    "the lab process",
+  );
+  return { ...info, stop: () => stopWorldProcess(child) };
 }
 
 /** The path of a peer tool, or undefined when it is not installed. */
