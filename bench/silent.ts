@@ -7,21 +7,10 @@
  * (SIGHTLINE_HOST_DISCOVERY), beside nmap -sT with its own host discovery, on the same block.
  * SIGHTLINE_BENCH_SILENT_BLOCK picks the block (default 10.251.0.0/26: 64 addresses).
  */
-import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { inSilentNetwork } from "../test/lab/silent-network.ts";
 
-const run = promisify(execFile);
 const BLOCK = process.env.SIGHTLINE_BENCH_SILENT_BLOCK ?? "10.251.0.0/26";
-const SETUP = [
-  "ip link set lo up",
-  "ip link add sl0 type veth peer name sl1",
-  "ip link set sl0 up",
-  "ip link set sl1 up",
-  "ip addr add 10.250.0.1/24 dev sl0",
-  "ip neigh add 10.250.0.2 lladdr 02:00:00:00:00:02 dev sl0",
-  "ip route add 10.251.0.0/16 via 10.250.0.2 dev sl0",
-].join(" && ");
 
 const fixed = (value: number) => value.toFixed(1);
 
@@ -29,22 +18,16 @@ export const silentBench = {
   name: "silent",
   async run(): Promise<string> {
     const script = fileURLToPath(new URL("./lib/silent-world.ts", import.meta.url));
-    let stdout: string;
+    let line: string;
     try {
-      ({ stdout } = await run(
-        "unshare",
-        [
-          "-rn",
-          "sh",
-          "-c",
-          `${SETUP} && exec "${process.execPath}" --max-semi-space-size=4 "${script}" "${BLOCK}"`,
-        ],
-        { timeout: 30 * 60_000, maxBuffer: 16 * 1024 * 1024 },
-      ));
+      line = await inSilentNetwork(script, [BLOCK], {
+        timeoutMs: 30 * 60_000,
+        nodeOptions: ["--max-semi-space-size=4"],
+      });
     } catch (error) {
       return `Not run: a network namespace of its own is not available here (${(error as Error).message.split("\n")[0]}).`;
     }
-    const result = JSON.parse(stdout.trim().split("\n").pop()!) as {
+    const result = JSON.parse(line) as {
       block: string;
       on: { seconds: number; tasks: number };
       off: { seconds: number; tasks: number };

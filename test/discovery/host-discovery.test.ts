@@ -6,33 +6,17 @@
  * neighbour that does not exist, so connections there are never answered, as in an unused block.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { discoveryRound } from "../../src/discovery/modules/ports.ts";
+import { inSilentNetwork, silentNetworkUnavailable } from "../lab/silent-network.ts";
 
-const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL("./fixtures/silent-scan.ts", import.meta.url));
-const SETUP = [
-  "ip link set lo up",
-  "ip link add sl0 type veth peer name sl1",
-  "ip link set sl0 up",
-  "ip link set sl1 up",
-  "ip addr add 10.250.0.1/24 dev sl0",
-  "ip neigh add 10.250.0.2 lladdr 02:00:00:00:00:02 dev sl0",
-  "ip route add 10.251.0.0/16 via 10.250.0.2 dev sl0",
-].join(" && ");
 
 async function namespaceSkipReason(): Promise<string | undefined> {
-  try {
-    await run("unshare", ["-rn", "sh", "-c", SETUP]);
-    return undefined;
-  } catch (error) {
-    const reason = `a network namespace of our own is not available here (unshare -rn with ip: ${(error as Error).message.split("\n")[0]})`;
-    if (process.env.CI) throw new Error(`${reason}, and CI requires it`);
-    return reason;
-  }
+  const reason = await silentNetworkUnavailable();
+  if (reason && process.env.CI) throw new Error(`${reason}, and CI requires it`);
+  return reason;
 }
 
 test("the first round: the list's most common ports, else its first ones; none for a short list", () => {
@@ -47,12 +31,7 @@ test("the first round: the list's most common ports, else its first ones; none f
 test("an address that answers nothing is left after the first round; one that refuses is scanned whole", {
   skip: await namespaceSkipReason(),
 }, async () => {
-  const { stdout } = await run(
-    "unshare",
-    ["-rn", "sh", "-c", `${SETUP} && exec "${process.execPath}" "${SCRIPT}"`],
-    { timeout: 60_000 },
-  );
-  const results = JSON.parse(stdout.trim().split("\n").pop()!);
+  const results = JSON.parse(await inSilentNetwork(SCRIPT, [], { timeoutMs: 60_000 }));
   // 12 ports, 8 of them in the first round (80, 443, 22 and the first others).
   assert.deepEqual(results.silent.scan, { ports_scanned: 8, open: [], filtered: 8, host_down: true });
   assert.deepEqual(results.silent.services, []);

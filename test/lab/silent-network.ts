@@ -1,0 +1,50 @@
+/**
+ * Silent addresses, really: a network namespace of our own (`unshare -rn`: a user namespace too, so no
+ * privileges are needed where user namespaces are allowed) that routes 10.251.0.0/16 to a neighbour that
+ * does not exist. A connection there is never answered nor refused, as an unused address of a real block;
+ * loopback cannot give that (it refuses every closed port at once). Used by the host-discovery test and
+ * the silent-space benchmark.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** The silent block inside the namespace. */
+export const SILENT_NET = "10.251.0.0/16";
+
+const SETUP = [
+  "ip link set lo up",
+  "ip link add sl0 type veth peer name sl1",
+  "ip link set sl0 up",
+  "ip link set sl1 up",
+  "ip addr add 10.250.0.1/24 dev sl0",
+  "ip neigh add 10.250.0.2 lladdr 02:00:00:00:00:02 dev sl0",
+  `ip route add ${SILENT_NET} via 10.250.0.2 dev sl0`,
+].join(" && ");
+
+/** Runs a Node script in a namespace of its own with the silent block; answers the last line it printed. */
+export async function inSilentNetwork(
+  script: string,
+  args: string[],
+  options: { timeoutMs: number; nodeOptions?: string[] },
+): Promise<string> {
+  const command = [process.execPath, ...(options.nodeOptions ?? []), script, ...args]
+    .map((part) => `"${part}"`)
+    .join(" ");
+  const { stdout } = await run("unshare", ["-rn", "sh", "-c", `${SETUP} && exec ${command}`], {
+    timeout: options.timeoutMs,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout.trim().split("\n").pop() ?? "";
+}
+
+/** undefined when such a namespace can be made here, else why not (the first line of the error). */
+export async function silentNetworkUnavailable(): Promise<string | undefined> {
+  try {
+    await run("unshare", ["-rn", "sh", "-c", SETUP]);
+    return undefined;
+  } catch (error) {
+    return `a network namespace of our own is not available here (unshare -rn with ip: ${(error as Error).message.split("\n")[0]})`;
+  }
+}
