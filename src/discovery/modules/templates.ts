@@ -11,6 +11,7 @@ import { isIP } from "node:net";
 import type { EntityRef, FoundEntity, FoundIssue } from "../../core/entities.ts";
 import { parseServiceName } from "../../core/service-names.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
+import { deadline } from "../net/deadline.ts";
 import { DnsClient } from "../net/dns-client.ts";
 import { fetchLimits, HttpClient, type HttpExchange } from "../net/http-fetch.ts";
 import { runHttpTemplate, type TemplateHit } from "../templates/http.ts";
@@ -150,11 +151,19 @@ export function createTemplatesModule(
     );
   }
 
-  const timeBound = (ctx: DiscoveryContext, requests: number) =>
-    AbortSignal.any([
-      ctx.signal,
-      AbortSignal.timeout(Math.max(1000, ctx.settings.timeoutMs * (requests + 1))),
-    ]);
+  /** Runs `work` under a time bound of one time-out per request, and one more. */
+  async function timeBound<T>(
+    ctx: DiscoveryContext,
+    requests: number,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const bound = deadline(ctx.signal, Math.max(1000, ctx.settings.timeoutMs * (requests + 1)));
+    try {
+      return await work(bound.signal);
+    } finally {
+      bound.done();
+    }
+  }
 
   async function runOnApplication(entity: FoundEntity, ctx: DiscoveryContext) {
     const templates = await selected(ctx, "http");
@@ -206,15 +215,17 @@ export function createTemplatesModule(
     const ref: EntityRef = { kind: "NetworkService", name: entity.name };
     const hostname = typeof details.hostname === "string" ? details.hostname : undefined;
     await pool(templates, PARALLEL_TEMPLATES, async (loaded) => {
-      const hits = await runNetworkTemplate(
-        loaded.template,
-        { address, port, hostname },
-        {
-          throttle: (work) => ctx.throttle.run(address, work, ctx.signal),
-          signal: timeBound(ctx, loaded.template.network.length),
-          timeoutMs: ctx.settings.timeoutMs,
-          mayTouch: ctx.mayTouch,
-        },
+      const hits = await timeBound(ctx, loaded.template.network.length, (signal) =>
+        runNetworkTemplate(
+          loaded.template,
+          { address, port, hostname },
+          {
+            throttle: (work) => ctx.throttle.run(address, work, ctx.signal),
+            signal,
+            timeoutMs: ctx.settings.timeoutMs,
+            mayTouch: ctx.mayTouch,
+          },
+        ),
       ).catch(() => []);
       if (hits.length > 0) ctx.raise(issueOfTemplate(loaded, ref, hits));
     });
@@ -228,12 +239,14 @@ export function createTemplatesModule(
       if (!parsed) continue;
       const ref: EntityRef = { kind: "NetworkService", name: endpoint as string };
       await pool(templates, PARALLEL_TEMPLATES, async (loaded) => {
-        const hits = await runSslTemplate(loaded.template, parsed, {
-          throttle: (work) => ctx.throttle.run(parsed.address, work, ctx.signal),
-          signal: timeBound(ctx, 1),
-          timeoutMs: ctx.settings.timeoutMs,
-          mayTouch: ctx.mayTouch,
-        }).catch(() => []);
+        const hits = await timeBound(ctx, 1, (signal) =>
+          runSslTemplate(loaded.template, parsed, {
+            throttle: (work) => ctx.throttle.run(parsed.address, work, ctx.signal),
+            signal,
+            timeoutMs: ctx.settings.timeoutMs,
+            mayTouch: ctx.mayTouch,
+          }),
+        ).catch(() => []);
         if (hits.length > 0) ctx.raise(issueOfTemplate(loaded, ref, hits));
       });
     }

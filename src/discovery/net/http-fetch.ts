@@ -12,6 +12,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Agent, request } from "undici";
 import { DEFAULTS } from "../../core/config.ts";
 import type { DiscoverySettings } from "../module.ts";
+import { deadline } from "./deadline.ts";
 
 export interface HttpExchange {
   url: string;
@@ -235,30 +236,34 @@ export class HttpClient {
     if (!this.addressOf(target))
       throw new Error(`${target.hostname} is outside what discovery may touch, or has no known address`);
     const requestHeaders = { "user-agent": USER_AGENT, accept: "*/*", ...extraHeaders };
-    const signal = AbortSignal.any([this.#signal, AbortSignal.timeout(this.limits.timeoutMs)]);
-    const response = await request(target, {
-      dispatcher: this.#agent,
-      method: method as "GET",
-      headers: requestHeaders,
-      body: options.body,
-      signal,
-    });
-    const encoding = response.headers["content-encoding"];
-    const { body, truncated } = await readBoundedBody(
-      response.body,
-      typeof encoding === "string" ? encoding : undefined,
-      Math.min(this.limits.maxBodyBytes, options.maxBodyBytes ?? Number.POSITIVE_INFINITY),
-    );
-    if (this.#signal.aborted) throw this.#signal.reason;
-    return {
-      url: target.href,
-      method,
-      requestHeaders,
-      status: response.statusCode,
-      headers: headerPairs(response.headers),
-      body,
-      truncated,
-    };
+    const bound = deadline(this.#signal, this.limits.timeoutMs);
+    try {
+      const response = await request(target, {
+        dispatcher: this.#agent,
+        method: method as "GET",
+        headers: requestHeaders,
+        body: options.body,
+        signal: bound.signal,
+      });
+      const encoding = response.headers["content-encoding"];
+      const { body, truncated } = await readBoundedBody(
+        response.body,
+        typeof encoding === "string" ? encoding : undefined,
+        Math.min(this.limits.maxBodyBytes, options.maxBodyBytes ?? Number.POSITIVE_INFINITY),
+      );
+      if (this.#signal.aborted) throw this.#signal.reason;
+      return {
+        url: target.href,
+        method,
+        requestHeaders,
+        status: response.statusCode,
+        headers: headerPairs(response.headers),
+        body,
+        truncated,
+      };
+    } finally {
+      bound.done();
+    }
   }
 
   /**

@@ -126,12 +126,26 @@ export function urlVariables(base: string, template: Template): DslVariables {
     setBounded(urlParts, base, parts, 256);
   }
   const variables: DslVariables = { ...parts };
-  // randstr and randstr_1 … randstr_4 from one draw.
-  const random = randomHex(80);
-  for (let i = 0; i <= 4; i++)
-    variables[i === 0 ? "randstr" : `randstr_${i}`] = random.slice(i * 16, i * 16 + 16);
+  // randstr and randstr_1 … randstr_4 from one draw, for the templates that name them.
+  if (usesRandom(template)) {
+    const random = randomHex(80);
+    for (let i = 0; i <= 4; i++)
+      variables[i === 0 ? "randstr" : `randstr_${i}`] = random.slice(i * 16, i * 16 + 16);
+  }
   for (const [name, value] of template.variables) variables[name] = interpolate(value, variables);
   return variables;
+}
+
+const randomUsers = new WeakMap<Template, boolean>();
+
+/** Whether a template names randstr anywhere (a request, a variable, a matcher), asked once per template. */
+function usesRandom(template: Template): boolean {
+  let uses = randomUsers.get(template);
+  if (uses === undefined) {
+    uses = JSON.stringify(template).includes("randstr");
+    randomUsers.set(template, uses);
+  }
+  return uses;
 }
 
 /**
