@@ -63,7 +63,7 @@ port.on("message", (message: ToThread) => {
       modules
         .run(message.task, run, controller.signal)
         .then(
-          (output) => send({ type: "done", id: message.id, output }),
+          (output) => send({ type: "done", id: message.id, output: JSON.stringify(output) }),
           (error: Error) => send({ type: "done", id: message.id, error: error.message }),
         )
         .finally(() => running.delete(message.id));
