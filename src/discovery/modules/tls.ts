@@ -7,12 +7,13 @@
  */
 
 import { type KeyObject, X509Certificate } from "node:crypto";
-import { connect, createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
+import { connect, type TLSSocket } from "node:tls";
 import type { EntityRef } from "../../core/entities.ts";
 import { normaliseHostname } from "../../core/seeds.ts";
 import { serviceEndpoint } from "../../core/service-names.ts";
 import { issue } from "../findings.ts";
 import type { DiscoveryModule } from "../module.ts";
+import { legacyContext, modernContext } from "../net/secure-contexts.ts";
 import { acceptedAt, BROAD_CIPHERS, helloProbe, TLS_VERSIONS, WEAK_CIPHERS } from "../net/tls-hello.ts";
 
 export interface CertificateFacts {
@@ -84,22 +85,6 @@ function verifies(certificate: X509Certificate, key: KeyObject): boolean {
 export function certificateName(facts: CertificateFacts): string {
   return `${facts.subjectCommonName || facts.altNames[0] || "no common name"} (${facts.sha256})`;
 }
-
-/** One secure context per kind of handshake, made once: building one per connection costs a millisecond. */
-let modern: SecureContext | undefined;
-let legacy: SecureContext | undefined;
-const modernContext = () => {
-  modern ??= createSecureContext();
-  return modern;
-};
-const legacyContext = () => {
-  legacy ??= createSecureContext({
-    minVersion: "TLSv1",
-    maxVersion: "TLSv1.1",
-    ciphers: "DEFAULT:@SECLEVEL=0",
-  });
-  return legacy;
-};
 
 /**
  * One TLS handshake, certificate unchecked (we want to see it, not trust it). `timeoutMs` bounds the

@@ -6,6 +6,7 @@
  */
 import { connect as connectTcp, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
+import { lenientContext } from "./secure-contexts.ts";
 
 export interface ConversationOptions {
   host: string;
@@ -62,8 +63,7 @@ export class Conversation {
             port: options.port,
             rejectUnauthorized: false,
             // Old servers are exactly what is being looked at: let any of them finish a handshake.
-            minVersion: "TLSv1",
-            ciphers: "DEFAULT:@SECLEVEL=0",
+            secureContext: lenientContext(),
           })
         : connectTcp({ host: options.host, port: options.port });
       let settled = false;

@@ -6,6 +6,7 @@
  */
 import { type Socket, connect as tcpConnect } from "node:net";
 import { type TLSSocket, connect as tlsConnect } from "node:tls";
+import { lenientContext } from "./secure-contexts.ts";
 
 export interface ExchangeOptions {
   host: string;
@@ -96,9 +97,7 @@ export function exchange(options: ExchangeOptions): Promise<ExchangeResult> {
         host: options.host,
         port: options.port,
         rejectUnauthorized: false,
-        // Any server that still speaks TLS is to be seen, however old its protocol or ciphers.
-        minVersion: "TLSv1",
-        ciphers: "DEFAULT:@SECLEVEL=0",
+        secureContext: lenientContext(),
       });
       // Once connected, a server that does not answer the ClientHello is given the first-byte wait.
       socket.once("connect", () => wait(options.firstByteMs, () => finish(false, "no handshake")));

@@ -13,6 +13,7 @@ import { Agent, request } from "undici";
 import { DEFAULTS } from "../../core/config.ts";
 import type { DiscoverySettings } from "../module.ts";
 import { deadline } from "./deadline.ts";
+import { modernContext } from "./secure-contexts.ts";
 
 export interface HttpExchange {
   url: string;
@@ -191,6 +192,7 @@ export class HttpClient {
     this.#agent = new Agent({
       connect: {
         rejectUnauthorized: false,
+        secureContext: modernContext(),
         timeout: this.limits.timeoutMs,
         lookup: (hostname, lookupOptions, callback) => {
           const address = this.#pins.get(hostname.toLowerCase());

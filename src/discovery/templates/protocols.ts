@@ -8,6 +8,7 @@ import { type Socket, connect as tcpConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { certificateFacts, handshake } from "../modules/tls.ts";
 import type { DnsClient, DnsOutcome } from "../net/dns-client.ts";
+import { modernContext } from "../net/secure-contexts.ts";
 import type { DslVariables } from "./dsl.ts";
 import type { TemplateHit } from "./http.ts";
 import { evidence, interpolate, runOperators } from "./operators.ts";
@@ -121,6 +122,7 @@ async function exchangeOnce(
         host: target.address,
         port: target.port,
         rejectUnauthorized: false,
+        secureContext: modernContext(),
         servername: target.hostname,
       })
     : tcpConnect({ host: target.address, port: target.port });
