@@ -35,6 +35,13 @@ const FINISH_PATIENCE_MS = 10 * 60_000;
 
 /** How often runs with tasks in flight here are checked for cancel, failure and the time limit. */
 const WATCH_MS = 1000;
+/**
+ * How long a run's row read here serves the tasks that start after it. A task starts only in a started
+ * run; reading the row for every task was one statement of about six per task (a round trip each on
+ * PostgreSQL). A change made here drops the row at once; one made elsewhere (a cancel on another server,
+ * a failure on a worker) is seen within this time, as the watch of tasks in flight sees it.
+ */
+const RUN_ROW_FRESH_MS = WATCH_MS;
 
 export interface RunLog {
   info(message: string): void;
@@ -111,6 +118,8 @@ export class RunCoordinator implements JobHandler {
   private readonly taskAttempts: number;
   private readonly inFlight: InFlight;
   private readonly infos = new Map<number, RunInfo>();
+  /** Rows of runs with tasks here, as last read (RUN_ROW_FRESH_MS). */
+  private readonly runRows = new Map<number, { row: RunRow; readAt: number }>();
   private readonly hooks: RunHook[];
   private readonly counters: TaskCounters;
   /** Tasks whose last attempt here was cut short by an outage: their next start does not count. */
@@ -310,8 +319,26 @@ export class RunCoordinator implements JobHandler {
       );
   }
 
+  /** The run's row, read at most RUN_ROW_FRESH_MS ago (by a task's start or the watch). */
+  private async freshRun(runId: number): Promise<RunRow | undefined> {
+    const known = this.runRows.get(runId);
+    if (known && Date.now() - known.readAt < RUN_ROW_FRESH_MS) return known.row;
+    const row = await this.repository.get(runId);
+    this.rememberRun(runId, row);
+    return row;
+  }
+
+  private rememberRun(runId: number, row: RunRow | undefined): void {
+    if (row?.status !== "started" || row.finishing_at) {
+      this.runRows.delete(runId);
+      return;
+    }
+    if (this.runRows.size >= 1000) this.runRows.clear();
+    this.runRows.set(runId, { row, readAt: Date.now() });
+  }
+
   private async runTask(runId: number, taskId: number, slot?: TaskSlot): Promise<void> {
-    const run = await this.repository.get(runId);
+    const run = await this.freshRun(runId);
     if (run?.status === "started" && run.finishing_at && this.finishCut.has(runId)) {
       await this.completeFinish(runId);
       return;
@@ -388,7 +415,13 @@ export class RunCoordinator implements JobHandler {
       await this.queue.enqueue(
         added.map((id) => ({ kind: "task", runId, taskId: id, priority: run.priority })),
       );
-    else if (completed) await this.tryFinish(runId);
+    else if (completed) {
+      // While this queue holds jobs of the run whose tasks are not done, the run cannot finish: the last
+      // of them tries (a statement saved for nearly every task of an embedded run). Said and asked in
+      // one synchronous step, so of two tasks ending together the second always sees the first done.
+      slot?.taskDone?.();
+      if (!this.queue.holdsUndoneJobsOf?.(runId)) await this.tryFinish(runId);
+    }
   }
 
   private async taskFailed(
@@ -418,6 +451,7 @@ export class RunCoordinator implements JobHandler {
 
   /** The one process whose claim wins calls `finish`; only then does the run become finished. */
   private async tryFinish(runId: number): Promise<void> {
+    this.runRows.delete(runId);
     if (!(await this.repository.claimFinish(runId))) return;
     await this.completeFinish(runId);
   }
@@ -484,6 +518,7 @@ export class RunCoordinator implements JobHandler {
   /** For the tasks in flight here: which runs ended elsewhere or ran out of time. */
   private async watch(runIds: number[]): Promise<RunEnded[]> {
     const rows = await this.repository.statuses(runIds);
+    for (const runId of runIds) this.rememberRun(runId, rows.get(runId));
     const now = nowIso();
     const ended: RunEnded[] = [];
     for (const runId of runIds) {
@@ -509,6 +544,7 @@ export class RunCoordinator implements JobHandler {
     if (reason) this.inFlight.abortRun(runId, reason);
     this.queue.runEnded(runId);
     this.infos.delete(runId);
+    this.runRows.delete(runId);
   }
 
   private async info(runId: number): Promise<RunInfo | undefined> {

@@ -34,6 +34,8 @@ interface Entry {
   failures: number;
   /** Tries deferred by an outage in a row (they do not count as attempts). */
   deferrals: number;
+  /** Counted among its run's jobs whose tasks are not done. */
+  undone: boolean;
 }
 
 const before = (a: Entry, b: Entry) =>
@@ -114,6 +116,8 @@ export class InProcessQueue implements RunQueue {
   private readonly tasks = new EntryHeap();
   /** Ids waiting, backing off or running: an id enqueued again meanwhile is dropped. */
   private readonly known = new Set<string>();
+  /** How many known jobs of each run have tasks not done (see `TaskSlot.taskDone`). */
+  private readonly undoneOfRun = new Map<number, number>();
   /** Runs that hold a run slot: from their start job until the coordinator says they ended. */
   private readonly activeRuns = new Set<number>();
   private readonly inHand = new Set<Promise<void>>();
@@ -136,7 +140,11 @@ export class InProcessQueue implements RunQueue {
       const id = jobId(job);
       if (this.known.has(id)) continue;
       this.known.add(id);
-      this.push({ job, id, seq: this.seq++, failures: 0, deferrals: 0 });
+      // A start job does not hold its run open: the run has no tasks until it has planned them.
+      const undone = job.kind === "task";
+      const entry: Entry = { job, id, seq: this.seq++, failures: 0, deferrals: 0, undone };
+      if (undone) this.countUndone(job.runId, 1);
+      this.push(entry);
     }
     this.pump();
   }
@@ -149,9 +157,12 @@ export class InProcessQueue implements RunQueue {
   runEnded(runId: number): void {
     this.activeRuns.delete(runId);
     const ofRun = (entry: Entry) => entry.job.runId === runId;
-    for (const entry of [...this.starts.remove(ofRun), ...this.tasks.remove(ofRun)])
-      this.known.delete(entry.id);
+    for (const entry of [...this.starts.remove(ofRun), ...this.tasks.remove(ofRun)]) this.forget(entry);
     this.pump();
+  }
+
+  holdsUndoneJobsOf(runId: number): boolean {
+    return this.undoneOfRun.has(runId);
   }
 
   async depth(): Promise<QueueDepth> {
@@ -171,6 +182,23 @@ export class InProcessQueue implements RunQueue {
   async close(): Promise<void> {
     this.stop();
     await Promise.allSettled([...this.inHand]);
+  }
+
+  private countUndone(runId: number, change: 1 | -1): void {
+    const count = (this.undoneOfRun.get(runId) ?? 0) + change;
+    if (count > 0) this.undoneOfRun.set(runId, count);
+    else this.undoneOfRun.delete(runId);
+  }
+
+  private taskDone(entry: Entry): void {
+    if (!entry.undone) return;
+    entry.undone = false;
+    this.countUndone(entry.job.runId, -1);
+  }
+
+  private forget(entry: Entry): void {
+    this.known.delete(entry.id);
+    this.taskDone(entry);
   }
 
   private push(entry: Entry): void {
@@ -199,6 +227,7 @@ export class InProcessQueue implements RunQueue {
       this.running++;
       let released = false;
       const slot: TaskSlot = {
+        taskDone: () => this.taskDone(entry),
         release: () => {
           if (released) return true;
           if (this.waiting >= this.options.taskConcurrency * WAITING_JOBS_PER_SLOT) return false;
@@ -224,11 +253,11 @@ export class InProcessQueue implements RunQueue {
   private async execute(handler: JobHandler, entry: Entry, slot: TaskSlot): Promise<void> {
     try {
       await handler.run(entry.job, slot);
-      this.known.delete(entry.id);
+      this.forget(entry);
     } catch (error) {
       // Handed back or stopping: the store still says what is left, and the next start resumes it.
       if (error instanceof HandBack || this.stopped) {
-        this.known.delete(entry.id);
+        this.forget(entry);
         return;
       }
       if (error instanceof Deferred) {
@@ -243,7 +272,7 @@ export class InProcessQueue implements RunQueue {
         this.later(entry, retryDelay(this.options.backoffMs, entry.failures));
         return;
       }
-      this.known.delete(entry.id);
+      this.forget(entry);
       // Recording the failure needs the database: keep trying (in the background) until it answers.
       void untilDone(() => handler.failed(entry.job, error as Error), {
         stopped: () => this.stopped,

@@ -14,6 +14,8 @@ export type RunJob =
 /** A job's hold on one of the queue's task slots. */
 export interface TaskSlot {
   release(): boolean;
+  /** The job's task is done: the job no longer keeps its run from finishing (`holdsUndoneJobsOf`). */
+  taskDone?(): void;
 }
 
 /** One id per unit of work, so a job enqueued again while it waits or runs is not added twice. */
@@ -111,6 +113,12 @@ export interface RunQueue {
   enqueue(jobs: RunJob[], options?: { revive?: boolean }): Promise<void>;
   /** Starts taking jobs. A distributed server only enqueues and never calls this. */
   consume(handler: JobHandler): void;
+  /**
+   * Whether this queue holds jobs of the run whose tasks are not done (waiting, backing off, or running
+   * and not yet past `TaskSlot.taskDone`): the run cannot finish yet. Absent where the queue cannot
+   * tell cheaply (a distributed queue's jobs are anywhere).
+   */
+  holdsUndoneJobsOf?(runId: number): boolean;
   /** A run ended: free its run slot and drop its waiting jobs where the queue can. */
   runEnded(runId: number): void;
   /** Jobs by state, for /metrics: waiting (ready to run), running (in hand), delayed (backing off). */
