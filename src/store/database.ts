@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Config } from "../core/config.ts";
+import { prepareHotStatements, StatementNames } from "./prepared-statements.ts";
 import type { Database } from "./schema.ts";
 import { ReaderWriterSqliteDialect } from "./sqlite-dialect.ts";
 
@@ -33,7 +34,11 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
     // pool reports idle ones here, and a checked-out one would emit 'error' with no listener (Kysely adds
     // none), which Node turns into an uncaught exception. Its query fails anyway and the pool drops it.
     pool.on("error", () => {});
-    pool.on("connect", (client) => client.on("error", () => {}));
+    const names = new StatementNames();
+    pool.on("connect", (client) => {
+      client.on("error", () => {});
+      prepareHotStatements(client, names);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = "";

@@ -1,0 +1,86 @@
+/**
+ * Named (prepared) statements for the PostgreSQL pool's hot queries. Kysely sends every query as an
+ * unnamed statement, which PostgreSQL parses and plans again each time; a run sends the same handful of
+ * statements for every task (claim, stage, follow-ups, completion), so naming them lets each connection
+ * prepare each once. Measured on the scale bench's /20: about a tenth of the run's time (docs/scale.md).
+ *
+ * Bounded: a query is named once it has been seen twice, and at most MAX_NAMED queries are (queries
+ * whose text varies, such as IN lists of every length, stay unnamed once the budget is spent).
+ *
+ * A schema change under live connections (a newer Sightline migrating while this one runs) can make
+ * PostgreSQL refuse a prepared statement whose result columns changed ("cached plan must not change
+ * result type"); a pooler that does not keep sessions may lose it ("prepared statement does not
+ * exist"). Either way the query gets a new name, so the next use prepares it afresh, and a query outside
+ * a transaction is sent again at once; inside one, the transaction has failed and its error stands.
+ */
+import type pg from "pg";
+
+/** Queries named at most, per process. */
+const MAX_NAMED = 400;
+/** Distinct query texts counted at most, before the counting starts over. */
+const MAX_TRACKED = 5_000;
+/** Longer texts (large multi-row inserts) are not worth a name each. */
+const MAX_TEXT = 16_384;
+/** cached plan must not change result type; prepared statement does not exist. */
+const STALE_PLAN = new Set(["0A000", "26000"]);
+
+interface Tracked {
+  seen: number;
+  name?: string;
+}
+
+export class StatementNames {
+  readonly #tracked = new Map<string, Tracked>();
+  #named = 0;
+  #next = 1;
+
+  /** The name to send `text` under, or undefined to send it unnamed. */
+  nameFor(text: string): string | undefined {
+    if (text.length > MAX_TEXT) return undefined;
+    let tracked = this.#tracked.get(text);
+    if (!tracked) {
+      if (this.#tracked.size >= MAX_TRACKED) this.#forgetUnnamed();
+      tracked = { seen: 0 };
+      this.#tracked.set(text, tracked);
+    }
+    tracked.seen++;
+    if (tracked.name === undefined && tracked.seen >= 2 && this.#named < MAX_NAMED) {
+      tracked.name = `sightline_${this.#next++}`;
+      this.#named++;
+    }
+    return tracked.name;
+  }
+
+  /** A new name for `text`, after the server refused the old one's plan. */
+  rename(text: string): string {
+    const name = `sightline_${this.#next++}`;
+    const tracked = this.#tracked.get(text);
+    if (tracked) tracked.name = name;
+    return name;
+  }
+
+  #forgetUnnamed(): void {
+    for (const [text, tracked] of this.#tracked) if (tracked.name === undefined) this.#tracked.delete(text);
+  }
+}
+
+type Query = (text: unknown, values?: unknown, ...rest: unknown[]) => unknown;
+
+/** Makes a pool client send hot parameterised queries as named statements (`names` is the pool's). */
+export function prepareHotStatements(client: pg.Client, names: StatementNames): void {
+  const query = client.query.bind(client) as Query;
+  const named: Query = (text, values, ...rest) => {
+    // Only Kysely's shape, (text, parameters): a cursor, a config object or a callback goes as it is.
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || rest.length > 0)
+      return query(text, values, ...rest);
+    const name = names.nameFor(text);
+    if (name === undefined) return query(text, values);
+    return (query({ name, text, values }) as Promise<unknown>).catch((error: { code?: string }) => {
+      if (!STALE_PLAN.has(error?.code ?? "")) throw error;
+      const renamed = names.rename(text);
+      if (client.getTransactionStatus() !== "I") throw error;
+      return query({ name: renamed, text, values });
+    });
+  };
+  (client as unknown as { query: Query }).query = named;
+}
