@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import type { Finding, StagedEntity } from "../../src/store/entities.ts";
 import { decodeJson, encodeJson } from "../../src/store/json-codec.ts";
+import { DICTIONARY_1 } from "../../src/store/json-dictionary.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { ResultQueries } from "../../src/store/result-queries.ts";
 import { openServices, type Services } from "../../src/store/services.ts";
@@ -41,6 +42,10 @@ describe("the JSON codec", () => {
     assert.deepEqual(Buffer.from(encodeJson("[]")).toString(), "[]");
     assert.equal(decodeJson("[1]"), "[1]", "the text of a row written before");
     assert.equal(decodeJson(new TextEncoder().encode('{"a":1}')), '{"a":1}', "plain bytes");
+  });
+
+  test("the dictionary fits the window deflate reaches back over (8 KB less 262 bytes)", () => {
+    assert.ok(Buffer.byteLength(DICTIONARY_1) <= 8192 - 262);
   });
 });
 
