@@ -2,7 +2,9 @@
  * The issues list alone, read from the database: a collection built with the results bench's fixture
  * (an issue on every other application: 20,000 hosts give 10,000 issues), served in-process with the
  * result cache off, so every answer is read and serialised again. Times GET /issues unpaged and a page of
- * 100 at an offset of 5,000 (median of `rounds` requests each, after one warm-up) and answers the bytes.
+ * 100 at an offset of 5,000 (median of `rounds` requests each, after one warm-up) and answers the bytes;
+ * and a page of 100 applications at the same offset, the list that reads the most stored JSON per row
+ * (details, ancestors and task results).
  * `node bench/lib/issues-probe.ts [hosts=20000] [sqlite|postgres] [rounds=7]`
  */
 import { startServer } from "../../src/app/server.ts";
@@ -69,6 +71,7 @@ export async function issuesProbe(hosts: number, dialect: "sqlite" | "postgres",
       builtSeconds: Math.round(built),
       unpaged: await time("issues"),
       page: await time("issues?limit=100&offset=5000"),
+      applicationsPage: await time("applications?limit=100&offset=5000"),
     };
   } finally {
     await server.close();

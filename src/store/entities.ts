@@ -16,6 +16,7 @@ import { nowIso } from "../core/formats.ts";
 import { pace, yieldToLoop } from "../core/pace.ts";
 import { endpointName } from "../core/service-names.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
+import { parseStored, storeJson } from "./json-codec.ts";
 import type {
   Database,
   EntitiesTable,
@@ -296,7 +297,7 @@ export function toContent(
     id: row.entity_id ?? row.id,
     kind: row.kind,
     name: row.name,
-    details: JSON.parse(row.details),
+    details: parseStored(row.details),
     scoped: row.scoped === 1,
     hidden: row.hidden === 1,
     aliasGroup: row.alias_group,
@@ -310,8 +311,8 @@ export function toContent(
 export function toRecord(row: Selectable<EntitiesTable>): EntityRecord {
   return {
     ...toContent(row),
-    ancestors: JSON.parse(row.ancestors),
-    taskResults: JSON.parse(row.task_results),
+    ancestors: parseStored(row.ancestors),
+    taskResults: parseStored(row.task_results),
   };
 }
 
@@ -534,6 +535,7 @@ export class EntitiesRepository {
           run_id: runId,
           collection_id: collectionId,
           ...findingColumns(finding),
+          details: JSON.stringify(finding.details),
           seen_at: seenAt,
         })),
       );
@@ -615,12 +617,12 @@ export class EntitiesRepository {
             componentGroup.set(root, group);
           } else group = old?.alias_group ?? nextGroup++;
           const content = {
-            details: JSON.stringify(entity.details),
+            details: storeJson(entity.details),
             scoped: entity.scoped ? 1 : 0,
             hidden: entity.hidden ? 1 : 0,
             alias_group: group,
-            ancestors: JSON.stringify(entity.ancestors),
-            task_results: JSON.stringify(entity.taskResults),
+            ancestors: storeJson(entity.ancestors),
+            task_results: storeJson(entity.taskResults),
           };
           // Provenance is left out: which task reached an entity first (a name or another resolving to
           // the same address, say) depends on timing, and is not a change of the entity.
@@ -672,6 +674,7 @@ export class EntitiesRepository {
           });
           const isNew = findingVersions.see(old, hash, finding.lastSeen, {
             ...columns,
+            details: storeJson(finding.details),
             endpoint,
             text_hash: textHash,
             collection_id: collectionId,
@@ -887,14 +890,14 @@ export function findingOf(
     description: text.description,
     remediation: text.remediation,
     references: JSON.parse(text.reference_links),
-    details: JSON.parse(row.details),
+    details: parseStored(row.details),
     scoped: row.scoped === 1,
     firstSeen: row.first_seen,
     lastSeen: row.last_seen,
   };
 }
 
-/** What a staged finding row holds: the finding and its texts. */
+/** What a staged finding row holds but its details: the finding and its texts. */
 function findingColumns(finding: Finding) {
   return {
     name: finding.name,
@@ -907,7 +910,6 @@ function findingColumns(finding: Finding) {
     description: finding.description,
     remediation: finding.remediation,
     reference_links: JSON.stringify(finding.references),
-    details: JSON.stringify(finding.details),
     scoped: finding.scoped ? 1 : 0,
   } satisfies Partial<StagedFindingsTable>;
 }

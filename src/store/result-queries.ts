@@ -30,6 +30,7 @@ import {
   findingOf,
   toContent,
 } from "./entities.ts";
+import { parseStored } from "./json-codec.ts";
 import type { Database } from "./schema.ts";
 
 /** Rows per query: large enough that the round trips do not matter, small enough to hold. */
@@ -583,11 +584,13 @@ export class ResultQueries {
       const rows = await this.#rowsById<EntityRowColumns>("entities", ids, columns);
       if (!options.provenance) return mapReleased(rows, (row) => entityRow(run, row));
       return mapReleased(
-        rows as Array<EntityRowColumns & Record<(typeof PROVENANCE_COLUMNS)[number], string>>,
+        rows as Array<
+          EntityRowColumns & Pick<Selectable<Database["entities"]>, (typeof PROVENANCE_COLUMNS)[number]>
+        >,
         (row): EntityRowWithProvenance => ({
           ...entityRow(run, row),
-          ancestors: JSON.parse(row.ancestors),
-          taskResults: JSON.parse(row.task_results),
+          ancestors: parseStored(row.ancestors),
+          taskResults: parseStored(row.task_results),
         }),
       );
     }, options.page);
@@ -617,7 +620,7 @@ export class ResultQueries {
       .select(["e.address", "e.details"])
       .where("e.address", "in", addresses)
       .execute();
-    return mapReleased(rows, (row) => ({ address: row.address!, details: JSON.parse(row.details) }));
+    return mapReleased(rows, (row) => ({ address: row.address!, details: parseStored(row.details) }));
   }
 
   // --- findings -----------------------------------------------------------------------------------
@@ -867,7 +870,7 @@ export class ResultQueries {
     // kilobytes) are not read at all.
     const entities = new Map<
       string,
-      { alias_group: number; address: string | null; details: string | null }
+      { alias_group: number; address: string | null; details: string | Uint8Array | null }
     >();
     const names = [...new Set(rows.map((row) => row.entity_name))];
     const found =
@@ -875,7 +878,9 @@ export class ResultQueries {
         ? []
         : await this.#entities(run, { names })
             .select(["e.kind", "e.name", "e.alias_group", "e.address"])
-            .select(sql<string | null>`case when e.address is null then e.details end`.as("details"))
+            .select(
+              sql<string | Uint8Array | null>`case when e.address is null then e.details end`.as("details"),
+            )
             .execute();
     for (const entity of found) entities.set(`${entity.kind}\u0000${entity.name}`, entity);
     release(found);
@@ -889,7 +894,9 @@ export class ResultQueries {
           ? {}
           : entity.address !== null
             ? { ip_address: entity.address }
-            : JSON.parse(entity.details ?? "{}"),
+            : entity.details === null
+              ? {}
+              : parseStored(entity.details),
         endpoint: row.endpoint,
       };
     });

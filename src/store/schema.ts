@@ -1,5 +1,5 @@
 /** The typed shape of every table, as the repositories see it. */
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 export type AccountStatus = "trial" | "active" | "suspended" | "expired";
 export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["trial", "active", "suspended", "expired"];
@@ -54,20 +54,23 @@ export interface SeedsTable {
 }
 
 /**
- * Discovery results (migration 003). JSON columns are text on both dialects; booleans 0/1. An entity or
- * finding row is the collection's merged view; the `staged_*` rows are one run's raw findings, merged
- * into them when the run finishes, so a failed run never touches the results.
+ * Discovery results (migration 003). JSON columns are text in a run's staging; in the results they are
+ * stored through json-codec.ts (migration 017). Booleans 0/1. An entity or finding row is the
+ * collection's merged view; the `staged_*` rows are one run's raw findings, merged into them when the run
+ * finishes, so a failed run never touches the results.
  */
+/**
+ * A JSON column of the results (migration 017): written as json-codec.ts's bytes, read as bytes, or as the
+ * plain JSON text of a SQLite row written before; `decodeJson` reads both.
+ */
+export type StoredJson = ColumnType<string | Uint8Array, Uint8Array, Uint8Array>;
 /** What an entity sighting says, alike in the results and in a run's staging. */
 interface EntityColumns {
   collection_id: number;
   kind: string;
   name: string;
-  details: string;
   scoped: number;
   hidden: number;
-  /** JSON array of {name, type}: the path from a seed. */
-  ancestors: string;
 }
 /**
  * One version of an entity (migration 008): its content held unchanged for every finished run from
@@ -75,9 +78,12 @@ interface EntityColumns {
  */
 export interface EntitiesTable extends EntityColumns {
   id: Generated<number>;
+  details: StoredJson;
+  /** JSON array of {name, type}: the path from a seed. */
+  ancestors: StoredJson;
   alias_group: number;
   /** JSON array of {name, task, entity_type, entity_name, depth}. */
-  task_results: string;
+  task_results: StoredJson;
   first_seen: string;
   /** The last sighting in the version's last run. */
   last_seen: string;
@@ -120,7 +126,6 @@ interface FindingColumns {
   severity: number;
   confidence: string;
   category: string;
-  details: string;
   scoped: number;
 }
 /** What a finding's check says, the same for every finding of it: staged with each, stored once (finding_texts). */
@@ -137,6 +142,7 @@ export interface FindingTextsTable extends FindingTextColumns {
 }
 /** One version of a finding, like EntitiesTable; its texts are in finding_texts under `text_hash`. */
 export interface FindingsTable extends FindingColumns {
+  details: StoredJson;
   /** The key of its texts in finding_texts (always set; null only in the type, as the column was added). */
   text_hash: string | null;
   id: Generated<number>;
@@ -158,6 +164,9 @@ export interface FindingsTable extends FindingColumns {
 }
 export interface StagedEntitiesTable extends EntityColumns {
   id: Generated<number>;
+  details: string;
+  /** JSON array of {name, type}: the path from a seed. */
+  ancestors: string;
   run_id: number;
   depth: number;
   /** JSON array of {kind, name}: entities that are the same thing seen another way. */
@@ -168,6 +177,7 @@ export interface StagedEntitiesTable extends EntityColumns {
 }
 export interface StagedFindingsTable extends FindingColumns, FindingTextColumns {
   id: Generated<number>;
+  details: string;
   run_id: number;
   collection_id: number;
   seen_at: string;

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { RequestListener } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { discoveryModules } from "../../src/discovery/modules.ts";
+import { parseStored } from "../../src/store/json-codec.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
 import { dialects } from "../helpers/stores.ts";
 import { type Lab, startLab } from "../lab/index.ts";
@@ -146,7 +147,7 @@ for (const { dialect, skip } of await dialects()) {
           .where("version_run_id", "<=", runId)
           .where("last_run_id", ">=", runId)
           .executeTakeFirstOrThrow();
-        return (JSON.parse(row.details) as { title: string }).title;
+        return (parseStored(row.details) as { title: string }).title;
       };
       assert.deepEqual(await Promise.all(runs.map(titleAsOf)), [
         "Globex Careers",

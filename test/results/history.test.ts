@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { decodeJson } from "../../src/store/json-codec.ts";
 import { applicationName, type FixtureCollection, ip, issueOf } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
@@ -55,15 +56,17 @@ for (const { dialect, skip } of await dialects()) {
       );
 
       const title = async (run: number) =>
-        (
-          await t.server.services.store.db
-            .selectFrom("entities")
-            .select("details")
-            .where("name", "=", applicationName(0, 80))
-            .where("version_run_id", "<=", run)
-            .where("last_run_id", ">=", run)
-            .executeTakeFirstOrThrow()
-        ).details;
+        decodeJson(
+          (
+            await t.server.services.store.db
+              .selectFrom("entities")
+              .select("details")
+              .where("name", "=", applicationName(0, 80))
+              .where("version_run_id", "<=", run)
+              .where("last_run_id", ">=", run)
+              .executeTakeFirstOrThrow()
+          ).details,
+        );
       assert.match(await title(first), /"Portal 0"/);
       assert.match(await title(second), /"Portal 0 \(new look\)"/);
 

@@ -15,6 +15,7 @@ import { findingEndpoints } from "./013-finding-endpoints.ts";
 import { runWorkers } from "./014-run-workers.ts";
 import { findingTexts } from "./015-finding-texts.ts";
 import { stagedFindingsOrder } from "./016-staged-findings-order.ts";
+import { compressedJson } from "./017-compressed-json.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -34,6 +35,7 @@ export const migrations: Record<string, DialectMigration> = {
   "014-run-workers": runWorkers,
   "015-finding-texts": findingTexts,
   "016-staged-findings-order": stagedFindingsOrder,
+  "017-compressed-json": compressedJson,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */
