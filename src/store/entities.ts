@@ -7,6 +7,7 @@ import {
   type Insertable,
   type Kysely,
   PostgresAdapter,
+  type QueryCreator,
   type Selectable,
   sql,
   type Transaction,
@@ -526,34 +527,65 @@ export class EntitiesRepository {
       await this.db.insertInto("staged_entities").values(entities).execute();
       return;
     }
+    const findings = work.findings.map((finding) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      ...findingColumns(finding),
+      details: JSON.stringify(finding.details),
+      seen_at: seenAt,
+    }));
+    const notes = work.notes.map((message) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      kind: work.noteKind ?? "other",
+      message,
+      created_at: seenAt,
+    }));
+    if (
+      this.db.getExecutor().adapter instanceof PostgresAdapter &&
+      entities.length <= CHUNK &&
+      findings.length <= CHUNK &&
+      notes.length <= CHUNK
+    ) {
+      await this.#stageInOneStatement(entities, findings, notes);
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
       await insertChunks(trx, "staged_entities", entities);
-      await insertChunks(
-        trx,
-        "staged_findings",
-        work.findings.map((finding) => ({
-          run_id: runId,
-          collection_id: collectionId,
-          ...findingColumns(finding),
-          details: JSON.stringify(finding.details),
-          seen_at: seenAt,
-        })),
-      );
-      if (work.notes.length > 0) {
-        await trx
-          .insertInto("run_notes")
-          .values(
-            work.notes.map((message) => ({
-              run_id: runId,
-              collection_id: collectionId,
-              kind: work.noteKind ?? "other",
-              message,
-              created_at: seenAt,
-            })),
-          )
-          .execute();
-      }
+      await insertChunks(trx, "staged_findings", findings);
+      if (notes.length > 0) await trx.insertInto("run_notes").values(notes).execute();
     });
+  }
+
+  /**
+   * PostgreSQL: a task's entities, findings and notes in one statement (inserts as common table
+   * expressions), atomic as a statement is: one round trip where a transaction took four or five.
+   */
+  async #stageInOneStatement(
+    entities: Insertable<StagedEntitiesTable>[],
+    findings: Insertable<Database["staged_findings"]>[],
+    notes: Insertable<Database["run_notes"]>[],
+  ): Promise<void> {
+    // The non-empty inserts: all but the last as CTEs, the last as the statement itself.
+    const inserts = [
+      { table: "staged_entities" as const, rows: entities },
+      { table: "staged_findings" as const, rows: findings },
+      { table: "run_notes" as const, rows: notes },
+    ].filter((insert) => insert.rows.length > 0);
+    // Kysely types a chain of CTEs by their names and tables; built in a loop, it is one query creator.
+    let creator: QueryCreator<Database> = this.db;
+    for (const [i, insert] of inserts.slice(0, -1).entries())
+      creator = creator.with(`staged_${i}`, (db) =>
+        db
+          .insertInto(insert.table)
+          .values(insert.rows as never)
+          .returning("id"),
+      ) as unknown as QueryCreator<Database>;
+    const last = inserts[inserts.length - 1];
+    await creator
+      .insertInto(last.table)
+      .values(last.rows as never)
+      .execute();
   }
 
   /**

@@ -438,6 +438,8 @@ export class RunsRepository {
   ): Promise<{ added: number[]; completed: boolean }> {
     const now = nowIso();
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      if (followUps.length > 0 && followUps.length <= CHUNK)
+        return this.#completeWithFollowUps(runId, taskId, followUps, worker, now);
       const added = await this.addTasks(runId, followUps, now);
       const result = await sql<{ done: number | string }>`
         with done as (
@@ -466,6 +468,68 @@ export class RunsRepository {
           .execute();
       return { added, completed };
     });
+  }
+
+  /**
+   * PostgreSQL, a task with a few follow-ups: the follow-ups, the task's completion and both counts in
+   * one statement (a round trip where there were two), atomic as a statement is. Its locks are taken in
+   * the same order as `addTasks` takes them: the follow-ups' keys, sorted, then the run's row.
+   */
+  async #completeWithFollowUps(
+    runId: number,
+    taskId: number,
+    followUps: TaskSpec[],
+    worker: string,
+    now: string,
+  ): Promise<{ added: number[]; completed: boolean }> {
+    const rows = [...followUps]
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((task) => ({
+        run_id: runId,
+        key: task.key,
+        kind: task.kind,
+        payload: JSON.stringify(task.payload ?? null),
+        depth: task.depth,
+        status: "pending" as const,
+        attempts: 0,
+        created_at: now,
+      }));
+    const row = await this.db
+      .with("added", (db) =>
+        db
+          .insertInto("run_tasks")
+          .values(rows)
+          .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
+          .returning(["id", "key"]),
+      )
+      .with("done", (db) =>
+        db
+          .updateTable("run_tasks")
+          .set({ status: "done", worker, error: null, finished_at: now })
+          .where("id", "=", taskId)
+          .where("status", "!=", "done")
+          .returning("id"),
+      )
+      .updateTable("runs")
+      .set((eb) => ({
+        tasks_total: eb("tasks_total", "+", eb.selectFrom("added").select(eb.fn.countAll<number>().as("n"))),
+        tasks_done: eb("tasks_done", "+", eb.selectFrom("done").select(eb.fn.countAll<number>().as("n"))),
+        updated_at: now,
+      }))
+      .where("id", "=", runId)
+      .returning([
+        sql<number | string>`(select count(*) from done)`.as("done"),
+        sql<
+          Array<{ id: number; key: string }>
+        >`(select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added)`.as(
+          "added",
+        ),
+      ])
+      .executeTakeFirst();
+    return {
+      added: row ? inGivenOrder(followUps, row.added) : [],
+      completed: Number(row?.done ?? 0) > 0,
+    };
   }
 
   /** Adds tasks the run does not have yet (sorted by key) and counts them in its total; answers their ids. */
