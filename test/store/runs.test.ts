@@ -202,5 +202,76 @@ for (const { dialect, skip } of await dialects()) {
         assert.ok(Number(rows[0].bytes) <= 80_000, `run_tasks still takes ${rows[0].bytes} bytes`);
       }
     });
+
+    test("a completion adds its new follow-ups and counts them and itself once; repeated, it adds and counts nothing", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(2, "seed"), deadline()));
+      const [first, second] = await services.runs.unfinishedTaskIds(run.id);
+      await services.runs.beginTask(first, "a:1");
+      const followUps = [...tasks(3, "next"), tasks(1, "seed")[0]];
+      const done = await services.runs.completeTask(run.id, first, followUps, "a:1");
+      assert.equal(done.completed, true);
+      assert.equal(done.added.length, 3, "a key the run has is not added again");
+      const again = await services.runs.completeTask(run.id, first, followUps, "a:1");
+      assert.deepEqual(again, { added: [], completed: false });
+      await services.runs.beginTask(second, "b:1");
+      const other = await services.runs.completeTask(run.id, second, tasks(3, "next"), "b:1");
+      assert.deepEqual(other, { added: [], completed: true });
+      const row = (await services.runs.get(run.id))!;
+      assert.deepEqual([row.tasks_done, row.tasks_total], [2, 5]);
+      assert.deepEqual((await services.runs.unfinishedTaskIds(run.id)).sort(), [...done.added].sort());
+      assert.equal(await services.runs.end(run.id, "cancelled", null), true);
+    });
+
+    test("what a task stages with its findings and notes lands whole", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      await services.entities.stage(run.id, collectionId, {
+        entities: [
+          {
+            kind: "DnsRecord",
+            name: "www.acme.test",
+            details: { a: 1 },
+            scoped: true,
+            hidden: false,
+            depth: 0,
+            aliases: [],
+            ancestors: [],
+          },
+        ],
+        findings: [
+          {
+            name: "check",
+            entityKind: "DnsRecord",
+            entityName: "www.acme.test",
+            prettyName: "A check",
+            severity: 3,
+            confidence: "confirmed",
+            category: "misconfiguration",
+            description: "What it is.",
+            remediation: "What to do.",
+            references: [],
+            details: { seen: true },
+            scoped: true,
+          },
+        ],
+        notes: ["a note", "another"],
+        noteKind: "dns",
+      });
+      const count = async (table: "staged_entities" | "staged_findings" | "run_notes") =>
+        Number(
+          (
+            await services.store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .where("run_id", "=", run.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      assert.deepEqual(
+        [await count("staged_entities"), await count("staged_findings"), await count("run_notes")],
+        [1, 1, 2],
+      );
+      assert.equal(await services.runs.end(run.id, "cancelled", null), true);
+    });
   });
 }
