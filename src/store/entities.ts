@@ -627,9 +627,14 @@ export class EntitiesRepository {
         .where("collection_id", "=", collectionId)
         .executeTakeFirst();
       let nextGroup = Number(top?.top ?? 0) + 1;
-      // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet.
-      if (trx.getExecutor().adapter instanceof PostgresAdapter)
+      // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet. And
+      // the merge's look-ups run against tables it grows as it goes: a named statement's generic plan,
+      // made while they were small, would be kept as they grow (a /18's merge took 24 s instead of 16),
+      // so within the merge each is planned for its parameters (it is still parsed only once).
+      if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+        await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
         await sql`analyze staged_entities`.execute(trx);
+      }
       const { groups, componentGroup } = await aliasComponents(trx, runId, collectionId);
 
       const versions = new Versions(trx, "entities", runId, previousRunId);
