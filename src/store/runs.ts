@@ -32,6 +32,24 @@ const CHUNK = 500;
 /** Task rows deleted per statement once a run has ended: a few milliseconds of SQLite's writer each. */
 const PRUNE_BATCH = 250;
 
+/** A new task's row. */
+const pendingRow = (runId: number, task: TaskSpec, now: string) => ({
+  run_id: runId,
+  key: task.key,
+  kind: task.kind,
+  payload: JSON.stringify(task.payload ?? null),
+  depth: task.depth,
+  status: "pending" as const,
+  attempts: 0,
+  created_at: now,
+});
+
+/**
+ * Tasks in key order: the one order every writer inserts in, so two multi-row inserts naming the same
+ * keys never wait on each other in a cycle.
+ */
+const byKey = (tasks: TaskSpec[]) => [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
 async function insertTasks(
   db: Kysely<Database>,
   runId: number,
@@ -51,18 +69,7 @@ async function insertTaskRows(
   for (let i = 0; i < tasks.length; i += CHUNK) {
     const rows = await db
       .insertInto("run_tasks")
-      .values(
-        tasks.slice(i, i + CHUNK).map((task) => ({
-          run_id: runId,
-          key: task.key,
-          kind: task.kind,
-          payload: JSON.stringify(task.payload ?? null),
-          depth: task.depth,
-          status: "pending" as const,
-          attempts: 0,
-          created_at: now,
-        })),
-      )
+      .values(tasks.slice(i, i + CHUNK).map((task) => pendingRow(runId, task, now)))
       .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
       .returning(["id", "key"])
       .execute();
@@ -482,18 +489,7 @@ export class RunsRepository {
     worker: string,
     now: string,
   ): Promise<{ added: number[]; completed: boolean }> {
-    const rows = [...followUps]
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      .map((task) => ({
-        run_id: runId,
-        key: task.key,
-        kind: task.kind,
-        payload: JSON.stringify(task.payload ?? null),
-        depth: task.depth,
-        status: "pending" as const,
-        attempts: 0,
-        created_at: now,
-      }));
+    const rows = byKey(followUps).map((task) => pendingRow(runId, task, now));
     const row = await this.db
       .with("added", (db) =>
         db
@@ -535,22 +531,12 @@ export class RunsRepository {
   /** Adds tasks the run does not have yet (sorted by key) and counts them in its total; answers their ids. */
   async addTasks(runId: number, tasks: TaskSpec[], now = nowIso()): Promise<number[]> {
     if (tasks.length === 0) return [];
-    // One order for every writer: two multi-row inserts naming the same keys never wait on each other in a cycle.
-    const sorted = [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const sorted = byKey(tasks);
     if (!(this.db.getExecutor().adapter instanceof PostgresAdapter))
       return this.db.transaction().execute((trx) => this.#addTasks(trx, runId, tasks, now));
     const ids: Array<{ id: number; key: string }> = [];
     for (let i = 0; i < sorted.length; i += CHUNK) {
-      const rows = sorted.slice(i, i + CHUNK).map((task) => ({
-        run_id: runId,
-        key: task.key,
-        kind: task.kind,
-        payload: JSON.stringify(task.payload ?? null),
-        depth: task.depth,
-        status: "pending" as const,
-        attempts: 0,
-        created_at: now,
-      }));
+      const rows = sorted.slice(i, i + CHUNK).map((task) => pendingRow(runId, task, now));
       // Insert and count in one autocommit statement: the keys it holds are released at once.
       const result = await this.db
         .with("added", (db) =>
@@ -583,8 +569,7 @@ export class RunsRepository {
 
   async #addTasks(db: Kysely<Database>, runId: number, tasks: TaskSpec[], now: string): Promise<number[]> {
     if (tasks.length === 0) return [];
-    const sorted = [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const ids = inGivenOrder(tasks, await insertTaskRows(db, runId, sorted, now));
+    const ids = inGivenOrder(tasks, await insertTaskRows(db, runId, byKey(tasks), now));
     if (ids.length > 0)
       await db
         .updateTable("runs")
