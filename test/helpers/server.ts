@@ -4,7 +4,7 @@ import type { LogSettings } from "../../src/api/logging.ts";
 import { type RunningServer, startServer } from "../../src/app/server.ts";
 import { type Config, loadConfig } from "../../src/core/config.ts";
 import type { RunWork } from "../../src/core/run-work.ts";
-import type { Services } from "../../src/store/services.ts";
+import { openServices, type Services } from "../../src/store/services.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
 
 export interface Keys {
@@ -64,6 +64,28 @@ export function testServerConfig(store: TestStore, overrides: Partial<Config> = 
       ...overrides,
     },
   );
+}
+
+/**
+ * The store tests' start: a fresh store on `dialect`, its services open, and one collection ("acme" of
+ * team "red") to stage runs in. `close` closes the services and drops the store.
+ */
+export async function servicesWithCollection(
+  dialect: "sqlite" | "postgres",
+): Promise<{ services: Services; collectionId: number; close(): Promise<void> }> {
+  const store = await createTestStore(dialect);
+  const services = await openServices(testServerConfig(store));
+  const account = await services.accounts.createAccount("acme", "active");
+  const team = await services.accounts.createTeam(account.id, "red");
+  const collection = await services.collections.create(account.id, team.id, "acme", [], "on_demand");
+  return {
+    services,
+    collectionId: collection!.id,
+    close: async () => {
+      await services.store.close();
+      await store.drop();
+    },
+  };
 }
 
 export async function startTestServer(

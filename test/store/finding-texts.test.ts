@@ -14,8 +14,8 @@ import type { MigrationDb } from "../../src/store/migrations/helpers.ts";
 import { migrations } from "../../src/store/migrations/index.ts";
 import { ResultQueries } from "../../src/store/result-queries.ts";
 import { openServices, type Services } from "../../src/store/services.ts";
-import { testServerConfig } from "../helpers/server.ts";
-import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+import { servicesWithCollection, testServerConfig } from "../helpers/server.ts";
+import { createTestStore, dialects } from "../helpers/stores.ts";
 
 const check = (name: string, entityName: string, description: string): Finding => ({
   name,
@@ -80,21 +80,14 @@ const count = async (db: MigrationDb, table: string) =>
 
 for (const { dialect, skip } of await dialects()) {
   describe(`a check's texts on ${dialect}`, { skip }, () => {
-    let store: TestStore;
     let services: Services;
     let collectionId: number;
+    let close: (() => Promise<void>) | undefined;
 
     before(async () => {
-      store = await createTestStore(dialect);
-      services = await openServices(testServerConfig(store));
-      const account = await services.accounts.createAccount("acme", "active");
-      const team = await services.accounts.createTeam(account.id, "red");
-      collectionId = (await services.collections.create(account.id, team.id, "acme", [], "on_demand"))!.id;
+      ({ services, collectionId, close } = await servicesWithCollection(dialect));
     });
-    after(async () => {
-      await services?.store.close();
-      await store?.drop();
-    });
+    after(() => close?.());
 
     async function runWith(findings: Finding[]) {
       const run = (await services.runs.create(collectionId, "forced", 1))!;

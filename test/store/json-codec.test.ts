@@ -12,9 +12,9 @@ import { decodeJson, encodeJson } from "../../src/store/json-codec.ts";
 import { DICTIONARY_1 } from "../../src/store/json-dictionary.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { ResultQueries } from "../../src/store/result-queries.ts";
-import { openServices, type Services } from "../../src/store/services.ts";
-import { testServerConfig } from "../helpers/server.ts";
-import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+import type { Services } from "../../src/store/services.ts";
+import { servicesWithCollection } from "../helpers/server.ts";
+import { dialects } from "../helpers/stores.ts";
 
 const FORMAT_1 = 0x01;
 
@@ -121,21 +121,14 @@ const COLUMNS = { entities: ["details", "ancestors", "task_results"], findings: 
 
 for (const { dialect, skip } of await dialects()) {
   describe(`compressed JSON columns on ${dialect}`, { skip }, () => {
-    let store: TestStore;
     let services: Services;
     let collectionId: number;
+    let close: (() => Promise<void>) | undefined;
 
     before(async () => {
-      store = await createTestStore(dialect);
-      services = await openServices(testServerConfig(store));
-      const account = await services.accounts.createAccount("acme", "active");
-      const team = await services.accounts.createTeam(account.id, "red");
-      collectionId = (await services.collections.create(account.id, team.id, "acme", [], "on_demand"))!.id;
+      ({ services, collectionId, close } = await servicesWithCollection(dialect));
     });
-    after(async () => {
-      await services?.store.close();
-      await store?.drop();
-    });
+    after(() => close?.());
 
     async function runWith(hosts: number[]) {
       const run = (await services.runs.create(collectionId, "forced", 1))!;

@@ -8,28 +8,19 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import type { Services } from "../../src/store/services.ts";
-import { openServices } from "../../src/store/services.ts";
-import { testServerConfig } from "../helpers/server.ts";
-import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+import { servicesWithCollection } from "../helpers/server.ts";
+import { dialects } from "../helpers/stores.ts";
 
 for (const { dialect, skip } of await dialects()) {
   describe(`runs that end on ${dialect}`, { skip }, () => {
-    let store: TestStore;
     let services: Services;
     let collectionId: number;
+    let close: (() => Promise<void>) | undefined;
 
     before(async () => {
-      store = await createTestStore(dialect);
-      services = await openServices(testServerConfig(store));
-      const account = await services.accounts.createAccount("acme", "active");
-      const team = await services.accounts.createTeam(account.id, "red");
-      const row = await services.collections.create(account.id, team.id, "acme", [], "on_demand");
-      collectionId = row!.id;
+      ({ services, collectionId, close } = await servicesWithCollection(dialect));
     });
-    after(async () => {
-      await services.store.close();
-      await store.drop();
-    });
+    after(() => close?.());
 
     const stage = (runId: number, name: string) =>
       services.entities.stage(runId, collectionId, {
