@@ -627,13 +627,14 @@ export class EntitiesRepository {
         .where("collection_id", "=", collectionId)
         .executeTakeFirst();
       let nextGroup = Number(top?.top ?? 0) + 1;
-      // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet. And
+      // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet (without
+      // them a page of staged findings was a bitmap scan of every row after the cursor, then a sort). And
       // the merge's look-ups run against tables it grows as it goes: a named statement's generic plan,
       // made while they were small, would be kept as they grow (a /18's merge took 24 s instead of 16),
       // so within the merge each is planned for its parameters (it is still parsed only once).
       if (trx.getExecutor().adapter instanceof PostgresAdapter) {
         await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
-        await sql`analyze staged_entities`.execute(trx);
+        await sql`analyze staged_entities, staged_findings`.execute(trx);
       }
       const { groups, componentGroup } = await aliasComponents(trx, runId, collectionId);
 
@@ -1253,29 +1254,38 @@ function stagedFindingBatches(trx: Transaction<Database>, runId: number): AsyncG
   );
 }
 
-/** The latest versions of a batch's findings, looked up by their entities' names in bounded lists. */
+/**
+ * The latest versions of a batch's findings, looked up by the whole unique key of `findings_latest`: per
+ * check and entity kind, the entities' names in bounded lists. A look-up by entity name alone let both
+ * planners scan every latest finding of the collection for each list (the merge grew with the square of
+ * the findings).
+ */
 async function latestFindings(
   trx: Transaction<Database>,
   collectionId: number,
   batch: MergedFinding[],
 ): Promise<Map<string, LatestVersion>> {
-  const wanted = new Set(
-    batch.map((finding) => keyOf(finding.name, keyOf(finding.entityKind, finding.entityName))),
-  );
-  const names = [...new Set(batch.map((finding) => finding.entityName))];
+  const byCheck = new Map<string, { name: string; kind: string; entities: string[] }>();
+  for (const finding of batch) {
+    const check = keyOf(finding.name, finding.entityKind);
+    const group = byCheck.get(check);
+    if (group) group.entities.push(finding.entityName);
+    else byCheck.set(check, { name: finding.name, kind: finding.entityKind, entities: [finding.entityName] });
+  }
   const existing = new Map<string, LatestVersion>();
-  for (let i = 0; i < names.length; i += CHUNK)
-    for (const row of await trx
-      .selectFrom("findings")
-      .select(["id", "name", "entity_kind", "entity_name", "issue_id as entity_id", "first_seen"])
-      .select(["first_run_id", "last_run_id", "content_hash"])
-      .where("collection_id", "=", collectionId)
-      .where("entity_name", "in", names.slice(i, i + CHUNK))
-      .where("latest", "=", 1)
-      .execute()) {
-      const key = keyOf(row.name, keyOf(row.entity_kind, row.entity_name));
-      if (wanted.has(key)) existing.set(key, row);
-    }
+  for (const { name, kind, entities } of byCheck.values())
+    for (let i = 0; i < entities.length; i += CHUNK)
+      for (const row of await trx
+        .selectFrom("findings")
+        .select(["id", "name", "entity_kind", "entity_name", "issue_id as entity_id", "first_seen"])
+        .select(["first_run_id", "last_run_id", "content_hash"])
+        .where("collection_id", "=", collectionId)
+        .where("name", "=", name)
+        .where("entity_kind", "=", kind)
+        .where("entity_name", "in", entities.slice(i, i + CHUNK))
+        .where("latest", "=", 1)
+        .execute())
+        existing.set(keyOf(row.name, keyOf(row.entity_kind, row.entity_name)), row);
   await pace();
   return existing;
 }
