@@ -214,6 +214,45 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(await services.runs.end(run.id, "cancelled", null), true);
     });
 
+    test("task counts reach the run's row (within a quarter second on PostgreSQL); the finish is claimed from the tasks and recounts them", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(2, "seed"), deadline()));
+      const [first, second] = await services.runs.unfinishedTaskIds(run.id);
+      await services.runs.beginTask(first, "a:1");
+      await services.runs.completeTask(run.id, first, tasks(2, "next"), "a:1");
+      const stored = async () => ({
+        ...(await services.store.db
+          .selectFrom("runs")
+          .select(["tasks_done", "tasks_total"])
+          .where("id", "=", run.id)
+          .executeTakeFirstOrThrow()),
+      });
+      // This process's reads see its counts at once, whether or not they are written yet.
+      const seen = (await services.runs.get(run.id))!;
+      assert.deepEqual([seen.tasks_done, seen.tasks_total], [1, 4]);
+      await services.runs.writeCounts();
+      assert.deepEqual(await stored(), { tasks_done: 1, tasks_total: 4 });
+      assert.equal(await services.runs.claimFinish(run.id), false, "three tasks are pending");
+      for (const id of await services.runs.unfinishedTaskIds(run.id)) {
+        await services.runs.beginTask(id, "a:1");
+        if (id !== second) await services.runs.completeTask(run.id, id, [], "a:1");
+      }
+      assert.equal(await services.runs.claimFinish(run.id), false, "one task is running");
+      await services.runs.completeTask(run.id, second, [], "a:1");
+      // Counts left unwritten, or written wrong, do not decide the finish, and are made exact by it.
+      await services.store.db.updateTable("runs").set({ tasks_done: 0 }).where("id", "=", run.id).execute();
+      assert.equal(await services.runs.claimFinish(run.id), true);
+      assert.equal(await services.runs.claimFinish(run.id), false, "claimed once");
+      assert.deepEqual(await stored(), { tasks_done: 4, tasks_total: 4 });
+      await services.runs.writeCounts();
+      assert.deepEqual(
+        await stored(),
+        { tasks_done: 4, tasks_total: 4 },
+        "a late write leaves a claimed run alone",
+      );
+      assert.ok(await services.runs.markFinished(run.id));
+    });
+
     test("what a task stages with its findings and notes lands whole", async () => {
       const run = (await services.runs.create(collectionId, "forced", 1))!;
       await services.entities.stage(run.id, collectionId, {
