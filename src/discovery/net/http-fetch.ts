@@ -7,9 +7,8 @@
  * against the scope, and the run's signal and a time bound cancel everything.
  */
 import { isIP } from "node:net";
-import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { Agent, request } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { DEFAULTS } from "../../core/config.ts";
 import type { DiscoverySettings } from "../module.ts";
 import { deadline } from "./deadline.ts";
@@ -58,14 +57,29 @@ export function fetchLimits(settings: DiscoverySettings): FetchLimits {
 
 const USER_AGENT = "Mozilla/5.0 (compatible; Sightline/0.1; attack-surface discovery)";
 
-/** Header pairs from undici's object (set-cookie arrives as an array). */
-function headerPairs(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
+/** Header pairs from a header object (HTTP/2 gives one: set-cookie arrives as an array). */
+function objectPairs(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
   return Object.entries(headers).flatMap(([name, value]) =>
     value === undefined
       ? []
       : (Array.isArray(value) ? value : [value]).map((v) => [name, v] as [string, string]),
   );
 }
+
+/**
+ * Header pairs in the order received, from the raw name/value list HTTP/1.1 gives (undici's header
+ * object groups repeated headers under their first occurrence).
+ */
+function headerPairs(raw: Buffer[] | string[] | Record<string, string | string[] | undefined>) {
+  if (!Array.isArray(raw)) return objectPairs(raw);
+  const pairs = new Array<[string, string]>(raw.length >> 1);
+  for (let i = 0; i < raw.length; i += 2)
+    pairs[i >> 1] = [latin1(raw[i]!).toLowerCase(), latin1(raw[i + 1]!)];
+  return pairs;
+}
+
+/** Header bytes as undici reads them. */
+const latin1 = (value: Buffer | string) => (typeof value === "string" ? value : value.toString("latin1"));
 
 /** Bytes gathered up to a bound: `add` answers false once the bound is reached (the rest is dropped). */
 class BoundedBuffer {
@@ -91,81 +105,177 @@ class BoundedBuffer {
   }
 
   get bytes(): Buffer {
-    return Buffer.concat(this.#chunks);
+    return Buffer.concat(this.#chunks, this.#size);
   }
 }
 
-/** A decompressor for the one Content-Encoding we understand, or undefined (the body is kept as sent). */
-function decoderFor(encoding: string | undefined) {
-  switch (encoding?.trim().toLowerCase()) {
+type Coding = "gzip" | "deflate" | "br";
+
+/** The one Content-Encoding we decompress, or undefined (the body is kept as sent). */
+function codingOf(encoding: string | string[] | undefined): Coding | undefined {
+  if (typeof encoding !== "string") return undefined;
+  switch (encoding.trim().toLowerCase()) {
     case "gzip":
     case "x-gzip":
-      return createGunzip();
+      return "gzip";
     case "deflate":
-      return createInflate();
+      return "deflate";
     case "br":
-      return createBrotliDecompress();
+      return "br";
     default:
       return undefined;
   }
 }
 
-/**
- * Reads a body up to `bound` bytes, decompressing it first if it is compressed, and never more than
- * `bound` bytes off the wire either: neither an endless body nor one that inflates to gigabytes (or to
- * nothing at all) costs more than the bound. A body cut short (the time bound, a reset, broken
- * compression) keeps what arrived and says it was truncated.
- */
-async function readBoundedBody(
-  body: Readable,
-  encoding: string | undefined,
-  bound: number,
-): Promise<{ body: Buffer; truncated: boolean }> {
-  const kept = new BoundedBuffer(bound);
-  const decoder = decoderFor(encoding);
-  let cut = false;
-  /** An empty compressed body (a 204, a HEAD): nothing to decode, nothing cut. */
-  let empty = false;
-  try {
-    let source: AsyncIterable<unknown> = body;
-    if (decoder) {
-      // Fed by hand rather than piped: nothing may reach the decoder once the wire bound ends it.
-      let wire = 0;
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        empty = wire === 0;
-        if (empty) decoder.destroy();
-        else decoder.end();
-      };
-      body.on("data", (chunk: Buffer) => {
-        if (ended) return;
-        const room = bound - wire;
-        wire += chunk.length;
-        if (chunk.length > room) {
-          cut = true;
-          decoder.write(chunk.subarray(0, room));
-          end();
-          body.pause();
-        } else if (!decoder.write(chunk)) body.pause();
-      });
-      decoder.on("drain", () => {
-        if (!ended) body.resume();
-      });
-      body.on("end", end);
-      body.on("error", (error) => decoder.destroy(error));
-      source = decoder;
-    }
-    for await (const chunk of source) if (!kept.add(chunk as Buffer)) break;
-  } catch {
-    cut = !empty;
-  } finally {
-    decoder?.destroy();
-    body.destroy();
-  }
-  return { body: kept.bytes, truncated: kept.full || cut };
+function decoderFor(coding: Coding) {
+  if (coding === "gzip") return createGunzip();
+  return coding === "deflate" ? createInflate() : createBrotliDecompress();
 }
+
+/** The reason the handler gives undici when it stops a response itself; never seen by callers. */
+const STOPPED = new Error("response body bound reached");
+
+/**
+ * One request's undici dispatch handler. The body's chunks go straight into a BoundedBuffer (through a
+ * decompressor if the body is compressed): undici's `request()` wraps each response in a Readable read
+ * by async iteration, and at a scan's millions of requests that plumbing and its garbage were most of
+ * the discovery thread's HTTP time. Never more than the bound is read off the wire either: once it is
+ * reached the response is aborted (which closes its connection), so neither an endless body nor one that
+ * inflates to gigabytes (or to nothing at all) costs more than the bound. The promise rejects if no
+ * response arrived (a network error, a refusal, the time bound, a header section over its bound); a body
+ * cut short (the time bound, a reset, broken compression) keeps what arrived and says it was truncated.
+ * The handler is also the deadline's abort listener.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: Array<[string, string]> = [];
+  body: Buffer = EMPTY;
+  truncated = false;
+  readonly #kept: BoundedBuffer;
+  readonly #bound: number;
+  readonly #resolve: (exchange: Exchange) => void;
+  readonly #reject: (error: unknown) => void;
+  #controller: Dispatcher.DispatchController | null = null;
+  /** Why it ended before undici asked for the request (the time bound, the run's end). */
+  #reason: unknown;
+  #coding: Coding | undefined;
+  #decoder: ReturnType<typeof decoderFor> | undefined;
+  /** Compressed bytes read off the wire. */
+  #wire = 0;
+  /** A final response's headers arrived: from here on an error cuts the body rather than failing. */
+  #started = false;
+  /** The response ended on the wire (completed, or stopped at the wire bound). */
+  #ended = false;
+  #settled = false;
+
+  constructor(bound: number, resolve: (exchange: Exchange) => void, reject: (error: unknown) => void) {
+    this.#kept = new BoundedBuffer(bound);
+    this.#bound = bound;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  /** The deadline's signal aborted. */
+  handleEvent(event: Event): void {
+    this.#fail((event.target as AbortSignal).reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.#settled) controller.abort(this.#reason as Error);
+    else this.#controller = controller;
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    // 1xx interim responses (100 Continue, 103 Early Hints) come before the final one.
+    if (statusCode < 200 || this.#settled) return;
+    this.#started = true;
+    this.status = statusCode;
+    this.headers = headerPairs(controller.rawHeaders ?? headers);
+    this.#coding = codingOf(headers["content-encoding"]);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled || this.#ended) return;
+    if (this.#coding === undefined) {
+      if (!this.#kept.add(chunk)) this.#finish();
+      return;
+    }
+    // Made at the first byte, so an empty compressed body (a HEAD, a 204) never touches zlib.
+    this.#decoder ??= this.#decode(controller);
+    const decoder = this.#decoder;
+    const room = this.#bound - this.#wire;
+    this.#wire += chunk.length;
+    if (chunk.length > room) {
+      // The wire bound: what fits is decoded, the response is stopped, and the body counts as cut.
+      this.truncated = true;
+      this.#ended = true;
+      if (room > 0) decoder.write(chunk.subarray(0, room));
+      decoder.end();
+      controller.abort(STOPPED);
+    } else if (!decoder.write(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (this.#settled || this.#ended) return;
+    this.#ended = true;
+    if (this.#decoder) this.#decoder.end();
+    else this.#finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    if (!this.#ended) this.#fail(error);
+  }
+
+  /** A decompressor fed by hand rather than piped: nothing may reach it once the wire bound ends it. */
+  #decode(controller: Dispatcher.DispatchController) {
+    const decoder = decoderFor(this.#coding!);
+    decoder.on("data", (chunk: Buffer) => {
+      if (!this.#settled && !this.#kept.add(chunk)) this.#finish();
+    });
+    decoder.on("drain", () => {
+      if (!this.#ended) controller.resume();
+    });
+    decoder.on("end", () => this.#finish());
+    decoder.on("error", () => {
+      this.truncated = true;
+      this.#finish();
+    });
+    return decoder;
+  }
+
+  /** Before the response: the request fails. During the body: the body is cut, keeping what arrived. */
+  #fail(error: unknown): void {
+    if (this.#settled) return;
+    if (this.#started) {
+      this.truncated = true;
+      this.#finish();
+      return;
+    }
+    this.#settled = true;
+    this.#reason = error;
+    this.#controller?.abort(error as Error);
+    this.#reject(error);
+  }
+
+  #finish(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#decoder?.destroy();
+    if (!this.#ended) {
+      this.#ended = true;
+      this.#controller?.abort(STOPPED);
+    }
+    if (this.#kept.full) this.truncated = true;
+    this.body = this.#kept.bytes;
+    this.#resolve(this);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 export class HttpClient {
   readonly #pins = new Map<string, string>();
@@ -240,28 +350,35 @@ export class HttpClient {
     const requestHeaders = { "user-agent": USER_AGENT, accept: "*/*", ...extraHeaders };
     const bound = deadline(this.#signal, this.limits.timeoutMs);
     try {
-      const response = await request(target, {
-        dispatcher: this.#agent,
-        method: method as "GET",
-        headers: requestHeaders,
-        body: options.body,
-        signal: bound.signal,
+      const { signal } = bound;
+      if (signal.aborted) throw signal.reason;
+      const exchange = await new Promise<Exchange>((resolve, reject) => {
+        const handler = new Exchange(
+          Math.min(this.limits.maxBodyBytes, options.maxBodyBytes ?? Number.POSITIVE_INFINITY),
+          resolve,
+          reject,
+        );
+        signal.addEventListener("abort", handler);
+        this.#agent.dispatch(
+          {
+            origin: target.origin,
+            path: target.search ? `${target.pathname}${target.search}` : target.pathname,
+            method: method as Dispatcher.HttpMethod,
+            headers: requestHeaders,
+            body: options.body,
+          },
+          handler,
+        );
       });
-      const encoding = response.headers["content-encoding"];
-      const { body, truncated } = await readBoundedBody(
-        response.body,
-        typeof encoding === "string" ? encoding : undefined,
-        Math.min(this.limits.maxBodyBytes, options.maxBodyBytes ?? Number.POSITIVE_INFINITY),
-      );
       if (this.#signal.aborted) throw this.#signal.reason;
       return {
         url: target.href,
         method,
         requestHeaders,
-        status: response.statusCode,
-        headers: headerPairs(response.headers),
-        body,
-        truncated,
+        status: exchange.status,
+        headers: exchange.headers,
+        body: exchange.body,
+        truncated: exchange.truncated,
       };
     } finally {
       bound.done();

@@ -1,4 +1,4 @@
-/** Small HTTP and HTTPS servers on 127.0.0.1 for the web probing tests, and a self-signed certificate. */
+/** Small HTTP and HTTPS servers on loopback (127.0.0.1 unless told) for the web tests, and a self-signed certificate. */
 import "reflect-metadata";
 import { webcrypto } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -15,7 +15,7 @@ export interface TestWebServer {
 
 let certificate: Promise<{ cert: string; key: string }> | undefined;
 
-function selfSigned(): Promise<{ cert: string; key: string }> {
+export function selfSigned(): Promise<{ cert: string; key: string }> {
   certificate ??= (async () => {
     x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
     const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
@@ -40,10 +40,10 @@ function selfSigned(): Promise<{ cert: string; key: string }> {
 
 export async function startWebServer(
   handler: Handler,
-  options: { tls?: boolean } = {},
+  options: { tls?: boolean; host?: string } = {},
 ): Promise<TestWebServer> {
   const server = options.tls ? createHttpsServer(await selfSigned(), handler) : createHttpServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>
