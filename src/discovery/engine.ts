@@ -1,9 +1,10 @@
 /**
  * The discovery engine: the RunWork a run executes. It turns seeds into the first tasks, runs one module
- * on one entity per task, stages what the module found (with scope and provenance), and answers the
- * follow-up tasks: every module consuming a new entity's kind, if the entity is in scope, may be
- * explored, and lies within the depth limit. The run machinery drops repeated task keys
- * (`module:Kind:name`), so the same work never happens twice in a run. `finish` merges the run's staged
+ * on one entity per task (an address's or a service's modules share one, SHARED_TASK_KINDS), stages what
+ * the modules found (with scope and provenance), and answers the follow-up tasks: every module consuming
+ * a new entity's kind, if the entity is in scope, may be explored, and lies within the depth limit. The
+ * run machinery drops repeated task keys (`module:Kind:name`, `a+b:Kind:name`), so the same work never
+ * happens twice in a run. `finish` merges the run's staged
  * findings into the collection's results.
  *
  * Depth counts discovery steps away from the seeds. Looking closer at the same asset is not a step: the
@@ -59,6 +60,16 @@ const PARTS = new Set([
 const BLOCK_SLICE = 256;
 /** The task kind of one slice of a seeded block (the engine's own, not a module). */
 const BLOCK_SLICE_TASK = "block-slice";
+
+/**
+ * Kinds whose modules share one task per entity (those with the default work key): a block has one
+ * address and a few services per live host, and each task costs the store a few statements and the
+ * queue a slot's turn, so a /20's 29,585 tasks became 11,921. Names keep a task per module: theirs
+ * can take long (a wordlist), and the others' follow-ups would wait for it.
+ */
+const SHARED_TASK_KINDS: ReadonlySet<EntityKind> = new Set(["IpAddress", "NetworkService"]);
+/** Joins the modules of a shared task in its kind: `dns-reverse+netblocks+ports+udp`. */
+const MODULE_JOIN = "+";
 
 interface BlockSlicePayload {
   block: string;
@@ -165,7 +176,7 @@ export class DiscoveryEngine implements RunWork {
   }
 
   waits(kind: string): boolean {
-    return this.#byName.get(kind)?.waits === true;
+    return kind.split(MODULE_JOIN).some((name) => this.#byName.get(name)?.waits === true);
   }
 
   async plan(run: RunInfo): Promise<TaskSpec[]> {
@@ -209,55 +220,95 @@ export class DiscoveryEngine implements RunWork {
 
   async execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]> {
     if (task.kind === BLOCK_SLICE_TASK) return this.#expandSlice(task, run);
-    const module = this.#byName.get(task.kind);
-    if (!module) throw new Error(`No discovery module named "${task.kind}" (task ${task.key}).`);
+    const modules = task.kind.split(MODULE_JOIN).map((name) => {
+      const module = this.#byName.get(name);
+      if (!module) throw new Error(`No discovery module named "${name}" (task ${task.key}).`);
+      return module;
+    });
     const payload = task.payload as DiscoveryPayload;
     const runContext = await this.#run(run);
-    const { scope } = runContext;
     const parent: EntityRef = { kind: payload.entity.kind, name: payload.entity.name };
 
-    const work: StagedWork = { entities: [], findings: [], notes: [], noteKind: module.name };
-    const started = performance.now();
-    const output = await this.#runner.run(
-      { module: module.name, entity: payload.entity, depth: task.depth },
-      runContext.description,
-      signal,
+    // The modules of a shared task run side by side, each as its own task would have.
+    const outputs = await Promise.all(
+      modules.map(async (module) => {
+        const started = performance.now();
+        const output = await this.#runner.run(
+          { module: module.name, entity: payload.entity, depth: task.depth },
+          runContext.description,
+          signal,
+        );
+        this.#moduleSeconds.observe({ module: module.name }, (performance.now() - started) / 1000);
+        return { module, output };
+      }),
     );
-    this.#moduleSeconds.observe({ module: module.name }, (performance.now() - started) / 1000);
     // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
     // the run: what it found so far is kept and the run says what went wrong.
-    if (output.error !== undefined && signal.aborted) return [];
-    for (const issue of output.issues)
-      work.findings.push({
-        name: issue.name,
-        entityKind: issue.entity.kind,
-        entityName: issue.entity.name,
-        prettyName: issue.prettyName,
-        severity: issue.severity,
-        confidence: issue.confidence,
-        category: issue.category,
-        description: issue.description,
-        remediation: issue.remediation,
-        references: issue.references,
-        details: issue.details,
-        scoped: true,
-      });
-    work.notes.push(...output.notes);
-    if (output.error !== undefined) {
-      this.#errors.inc({ module: module.name });
-      work.notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${output.error}`);
-    }
-
-    const taskResult = {
-      name: task.key,
-      task: module.name,
-      entity_type: entityTypeName(parent.kind),
-      entity_name: parent.name,
-      depth: task.depth,
-    };
+    if (signal.aborted && outputs.some(({ output }) => output.error !== undefined)) return [];
+    const work: StagedWork = { entities: [], findings: [], notes: [], noteKind: modules[0].name };
     const lineage = [...payload.ancestors, { name: parent.name, type: entityTypeName(parent.kind) }];
     const followUps: TaskSpec[] = [];
-    for (const emitted of output.found) {
+    for (const { module, output } of outputs) {
+      for (const issue of output.issues)
+        work.findings.push({
+          name: issue.name,
+          entityKind: issue.entity.kind,
+          entityName: issue.entity.name,
+          prettyName: issue.prettyName,
+          severity: issue.severity,
+          confidence: issue.confidence,
+          category: issue.category,
+          description: issue.description,
+          remediation: issue.remediation,
+          references: issue.references,
+          details: issue.details,
+          scoped: true,
+        });
+      const notes = [...output.notes];
+      if (output.error !== undefined) {
+        this.#errors.inc({ module: module.name });
+        notes.push(`${module.name} failed on ${parent.kind} ${parent.name}: ${output.error}`);
+      }
+      work.notes.push(...notes.map((message) => ({ kind: module.name, message })));
+      // Provenance names the module's own work (what its task's key would be), shared task or not.
+      const taskResult = {
+        name: modules.length > 1 ? `${module.name}:${parent.kind}:${parent.name}` : task.key,
+        task: module.name,
+        entity_type: entityTypeName(parent.kind),
+        entity_name: parent.name,
+        depth: task.depth,
+      };
+      this.#sightings(
+        output.found,
+        { task, payload, parent, lineage, taskResult },
+        runContext,
+        work,
+        followUps,
+      );
+    }
+    await this.#dependencies.entities.stage(run.id, run.collectionId, work);
+    if (signal.aborted) return [];
+    followUps.push(...(await this.#virtualHostTasks(run, work.entities, runContext)));
+    return followUps;
+  }
+
+  /** Stages what one module found on a task's entity and adds the follow-up tasks of what is new. */
+  #sightings(
+    found: FoundEntity[],
+    from: {
+      task: TaskRecord;
+      payload: DiscoveryPayload;
+      parent: EntityRef;
+      lineage: Ancestor[];
+      taskResult: StagedEntity["taskResult"];
+    },
+    runContext: RunContext,
+    work: StagedWork,
+    followUps: TaskSpec[],
+  ): void {
+    const { task, payload, parent, lineage, taskResult } = from;
+    const { scope } = runContext;
+    for (const emitted of found) {
       const seedKind = NAME_KINDS.has(emitted.kind) ? scope.seedKindOf(emitted.name) : undefined;
       const entity = seedKind ? { ...emitted, kind: seedKind } : emitted;
       const self = sameRef(entity, parent);
@@ -281,10 +332,6 @@ export class DiscoveryEngine implements RunWork {
       });
       if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, runContext));
     }
-    await this.#dependencies.entities.stage(run.id, run.collectionId, work);
-    if (signal.aborted) return [];
-    followUps.push(...(await this.#virtualHostTasks(run, work.entities, runContext)));
-    return followUps;
   }
 
   async finish(run: RunInfo): Promise<void> {
@@ -302,16 +349,19 @@ export class DiscoveryEngine implements RunWork {
     this.#runner.forget(run.id);
   }
 
-  /** A task per module consuming the entity's kind, unless the name may not be explored or depth is spent. */
+  /** The tasks of the modules consuming the entity's kind, unless the name may not be explored or depth is spent. */
   #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], run: RunContext): TaskSpec[] {
     if (NAME_KINDS.has(entity.kind) && !run.scope.mayExploreName(entity.name)) return [];
-    return this.#modules
-      .filter((module) => module.consumes.includes(entity.kind))
-      .flatMap((module) => this.#task(module, entity, depth, ancestors, run.depth));
+    const modules = this.#modules.filter((module) => module.consumes.includes(entity.kind));
+    return this.#tasks(modules, entity, depth, ancestors, run.depth);
   }
 
-  #task(
-    module: DiscoveryModule,
+  /**
+   * A task per module that wants the entity (its key `module:work`), except that on the kinds of
+   * SHARED_TASK_KINDS the modules with the default work key share one (`a+b:Kind:name`).
+   */
+  #tasks(
+    modules: readonly DiscoveryModule[],
     entity: FoundEntity,
     depth: number,
     ancestors: Ancestor[],
@@ -322,9 +372,20 @@ export class DiscoveryEngine implements RunWork {
       entity: { kind: entity.kind, name: entity.name, details: entity.details ?? {} },
       ancestors,
     };
-    if (module.wants && !module.wants(payload.entity)) return [];
-    const work = module.workKey?.(payload.entity) ?? `${entity.kind}:${entity.name}`;
-    return [{ key: `${module.name}:${work}`, kind: module.name, payload, depth }];
+    const wanting = modules.filter((module) => !module.wants || module.wants(payload.entity));
+    const shared = SHARED_TASK_KINDS.has(entity.kind) ? wanting.filter((module) => !module.workKey) : [];
+    const together = shared.length > 1 ? shared : [];
+    const tasks: TaskSpec[] = wanting
+      .filter((module) => !together.includes(module))
+      .map((module) => {
+        const work = module.workKey?.(payload.entity) ?? `${entity.kind}:${entity.name}`;
+        return { key: `${module.name}:${work}`, kind: module.name, payload, depth };
+      });
+    if (together.length > 0) {
+      const kind = together.map((module) => module.name).join(MODULE_JOIN);
+      tasks.push({ key: `${kind}:${entity.kind}:${entity.name}`, kind, payload, depth });
+    }
+    return tasks;
   }
 
   /**
@@ -390,9 +451,13 @@ export class DiscoveryEngine implements RunWork {
             { name: address, type: entityTypeName("IpAddress") },
           ]
         : service.ancestors;
-      return modules
-        .filter((module) => module.consumes.includes("NetworkService"))
-        .flatMap((module) => this.#task(module, entity, service.depth, ancestors, context.depth));
+      return this.#tasks(
+        modules.filter((module) => module.consumes.includes("NetworkService")),
+        entity,
+        service.depth,
+        ancestors,
+        context.depth,
+      );
     });
   }
 

@@ -85,7 +85,8 @@ export interface StagedSighting extends EntityKey {
 export interface StagedWork {
   entities: StagedEntity[];
   findings: Finding[];
-  notes: string[];
+  /** A note is a message of `noteKind`, or names its own kind. */
+  notes: Array<string | { kind: string; message: string }>;
   /** What wrote the notes (a discovery module's name, `plan`); default `other`. */
   noteKind?: string;
 }
@@ -534,11 +535,11 @@ export class EntitiesRepository {
       details: JSON.stringify(finding.details),
       seen_at: seenAt,
     }));
-    const notes = work.notes.map((message) => ({
+    const notes = work.notes.map((note) => ({
       run_id: runId,
       collection_id: collectionId,
-      kind: work.noteKind ?? "other",
-      message,
+      kind: typeof note === "string" ? (work.noteKind ?? "other") : note.kind,
+      message: typeof note === "string" ? note : note.message,
       created_at: seenAt,
     }));
     if (

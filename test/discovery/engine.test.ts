@@ -313,7 +313,7 @@ describe("discovery engine limits", () => {
     }
   });
 
-  test("a seed block is expanded into its addresses and scanned; a module failure is a note", async () => {
+  test("a seed block is expanded into its addresses and scanned; a module failure is a note; an address's modules share a task", async () => {
     const broken = {
       name: "broken",
       consumes: ["IpAddress" as const],
@@ -331,10 +331,22 @@ describe("discovery engine limits", () => {
       [...MODULES, broken],
     );
     try {
-      const { run, finished } = await fixture.run();
+      const { run, finished, tasks } = await fixture.run();
       assert.equal(finished, true);
       const hosts = await hostsView(fixture.entities, fixture.collectionId);
       assert.equal(Object.keys(hosts).length, 8, "every address of the /29 is a host");
+      const addressTasks = tasks.filter((task) => task.key.endsWith(`:IpAddress:${block.split("/")[0]}`));
+      assert.deepEqual(
+        addressTasks.map((task) => task.kind),
+        ["dns-reverse+ports+udp+netblocks+broken"],
+        "one task runs every module of an address",
+      );
+      // Each module's sightings still name its own work, and its notes its own kind.
+      const [address] = (
+        await fixture.entities.current(fixture.collectionId, { kinds: ["IpAddress"] })
+      ).filter((entity) => entity.name === block.split("/")[0]);
+      assert.ok(address.taskResults.some((result) => result.name === `netblocks:IpAddress:${address.name}`));
+      assert.ok((await fixture.entities.noteKinds(run.id)).some((summary) => summary.kind === "broken"));
       for (const host of lab.truth.hosts.filter((h) => /\.0\.(8|9|1[0-5])$/.test(h.ip)))
         assert.deepEqual(
           hosts[host.ip].ports.map((p) => Number(p.number)),
