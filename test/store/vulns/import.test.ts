@@ -94,6 +94,25 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(await repository.matchCpe("cpe:2.3:a:jquery:jquery:3.5.0:*:*:*:*:*:*:*"), []);
     });
 
+    it("remembers a product's matches for a few seconds, and forgets them when any repository of the database imports", async () => {
+      const cpe = "cpe:2.3:a:vsftpd_project:vsftpd:2.3.4:*:*:*:*:*:*:*";
+      const first = await repository.matchCpe(cpe);
+      assert.deepEqual(
+        first.map((cve) => cve.cve),
+        ["CVE-2011-2523"],
+      );
+      const criteria = await store.db.selectFrom("vuln_cpe_matches").selectAll().execute();
+      await store.db.deleteFrom("vuln_cpe_matches").execute();
+      assert.deepEqual(
+        await new VulnerabilityRepository(store.db).matchCpe(cpe),
+        first,
+        "answered from memory",
+      );
+      await new VulnerabilityRepository(store.db).applyCves([]);
+      assert.deepEqual(await repository.matchCpe(cpe), [], "read again after an import");
+      for (const row of criteria) await store.db.insertInto("vuln_cpe_matches").values(row).execute();
+    });
+
     it("imports an NVD 2.0 feed, and a second import changes nothing", async () => {
       await store.db.deleteFrom("vuln_cves").execute();
       const seen: number[] = [];
