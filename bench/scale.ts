@@ -228,10 +228,16 @@ async function runSightline(
           headers: authenticated ? { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret } : {},
         });
         await response.arrayBuffer();
-        into.push(performance.now() - started);
+        const took = performance.now() - started;
+        into.push(took);
+        if (TRACE && took > 500)
+          console.error(
+            `${path} took ${Math.round(took)} ms, ${((started - runStarted) / 1000).toFixed(1)} s into the run`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };
+    let runStarted = performance.now();
     let peakRss = process.memoryUsage.rss();
     const rssTimer = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -249,6 +255,7 @@ async function runSightline(
     await api(server, "GET", "/api/collections/scale/hosts?limit=50");
     await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
     const started = performance.now();
+    runStarted = started;
     const cpuBefore = process.cpuUsage();
     const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
