@@ -16,6 +16,7 @@ import { runWorkers } from "./014-run-workers.ts";
 import { findingTexts } from "./015-finding-texts.ts";
 import { stagedFindingsOrder } from "./016-staged-findings-order.ts";
 import { compressedJson } from "./017-compressed-json.ts";
+import { stagingIndexPrefixes } from "./018-staging-index-prefixes.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -36,6 +37,7 @@ export const migrations: Record<string, DialectMigration> = {
   "015-finding-texts": findingTexts,
   "016-staged-findings-order": stagedFindingsOrder,
   "017-compressed-json": compressedJson,
+  "018-staging-index-prefixes": stagingIndexPrefixes,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */
