@@ -95,7 +95,8 @@ export interface DiscoveryModule {
   /**
    * What identifies one unit of this module's work (default `<Kind>:<name>`): the engine runs one task
    * per key and run, so two entities that lead to the same work (a service and a URI of the same
-   * host and port) lead to one task.
+   * host and port) lead to one task. A module without one shares its task with the other modules of an
+   * address or a service (SHARED_TASK_KINDS in engine.ts).
    */
   workKey?(entity: FoundEntity): string;
   run(entity: FoundEntity, context: DiscoveryContext): Promise<void>;
