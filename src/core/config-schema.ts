@@ -58,7 +58,8 @@ export const CONFIG_SCHEMA = Type.Object(
       pattern: "^(postgres(ql)?://.*)?$",
       patternMeaning: "start with postgres:// or postgresql://",
       secret: true,
-      description: "`postgres://…` selects PostgreSQL; empty keeps SQLite in the data directory.",
+      description:
+        "`postgres://…` selects PostgreSQL (its commits do not wait for the disk unless the URL sets `options`: docs/operations.md); empty keeps SQLite in the data directory.",
     }),
     redisUrl: text("", {
       env: "REDIS_URL",
