@@ -127,8 +127,6 @@ export async function startServer(
       await app.close();
       await runs.close();
       await webhooks.close();
-      // Task counts not yet written (PostgreSQL); a run is recounted when it finishes anyway.
-      await services.runs.writeCounts().catch(() => {});
       await services.store.close();
     },
   };

@@ -90,8 +90,6 @@ export async function startWorker(
       async close() {
         await endpoint?.close();
         await runs.close();
-        // Task counts not yet written (PostgreSQL); a run is recounted when it finishes anyway.
-        await services.runs.writeCounts().catch(() => {});
         await services.store.close();
       },
     };

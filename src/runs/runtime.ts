@@ -101,6 +101,8 @@ export function createRunSystem(
     async close() {
       await scheduler?.stop();
       await coordinator.shutdown(config.shutdownGraceSeconds * 1000);
+      // Task counts not yet written (PostgreSQL); a run is recounted when it finishes anyway.
+      await services.runs.writeCounts().catch(() => {});
       await options.work.close?.();
     },
   };
