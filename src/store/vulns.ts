@@ -2,7 +2,6 @@
  * The vulnerability database in the store: writing imported batches (only what changed), and reading
  * CVEs back by CPE. Works on a Kysely database or on a transaction already open (a migration).
  */
-
 import type { Kysely } from "kysely";
 import { setBounded } from "../core/bounded-map.ts";
 import { type Cpe, isConcrete, parseCpe, vendorProductAliases } from "../core/cpe.ts";
