@@ -32,7 +32,18 @@ function asNumber(value: DslValue): number {
 const truthy = (value: DslValue) =>
   typeof value === "boolean" ? value : typeof value === "number" ? value !== 0 : value !== "";
 
-export class DslError extends Error {}
+/**
+ * A template's expression that cannot be evaluated here (a variable not known yet, a helper's refusal):
+ * an expected outcome, thrown and caught per response, so it carries no stack trace to capture.
+ */
+export class DslError extends Error {
+  constructor(message: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
+  }
+}
 
 const hash = (algorithm: string) => (value: DslValue) =>
   createHash(algorithm).update(asText(value)).digest("hex");

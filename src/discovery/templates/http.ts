@@ -64,14 +64,13 @@ const STATUS_TEXT: Record<number, string> = {
   500: "Internal Server Error",
 };
 
-/** Names nuclei gives the parts of a response, as DSL variables. */
-export function responseVariables(
-  exchange: HttpExchange,
-  requestText: string,
-  durationMs: number,
-): DslVariables {
+/**
+ * Names nuclei gives the parts of a response, as DSL variables, without `request` and `duration` (which
+ * differ per template): made once per response.
+ */
+export function responseVariables(exchange: HttpExchange): DslVariables {
   const known = partsOf.get(exchange);
-  if (known) return { ...known, request: requestText, duration: durationMs / 1000 };
+  if (known) return known;
   const body = exchange.body.toString("utf8");
   const headerText = [
     `HTTP/1.1 ${exchange.status} ${STATUS_TEXT[exchange.status] ?? ""}`.trimEnd(),
@@ -87,8 +86,6 @@ export function responseVariables(
     content_length: Number(
       exchange.headers.find(([name]) => name === "content-length")?.[1] ?? exchange.body.length,
     ),
-    request: requestText,
-    duration: durationMs / 1000,
     host: new URL(exchange.url).hostname,
     url: exchange.url,
   };
@@ -212,12 +209,12 @@ function build(spec: HttpRequestSpec, variables: DslVariables): Built {
   return { method: first[1], url: new URL(target).href, headers, body: body === "" ? undefined : body };
 }
 
-const requestText = (built: Built) =>
-  `${[
-    `${built.method} ${new URL(built.url).pathname}${new URL(built.url).search} HTTP/1.1`,
-    `Host: ${new URL(built.url).host}`,
-    ...Object.entries(built.headers).map(([n, v]) => `${canonical(n)}: ${v}`),
-  ].join("\r\n")}\r\n\r\n${built.body ?? ""}`;
+function requestText(built: Built): string {
+  const url = new URL(built.url);
+  let text = `${built.method} ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`;
+  for (const name in built.headers) text += `${canonical(name)}: ${built.headers[name]}\r\n`;
+  return `${text}\r\n${built.body ?? ""}`;
+}
 
 async function send(
   block: HttpBlock,
@@ -344,11 +341,13 @@ export async function runHttpTemplate(
         const at = pair.indexOf("=");
         if (at > 0) cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
       }
-      const parts = responseVariables(exchange, requestText(built), performance.now() - started);
+      const parts = responseVariables(exchange);
+      const own = { request: requestText(built), duration: (performance.now() - started) / 1000 };
       // Parts by request number (status_code_2, body_1) are for req-condition blocks only.
       if (block.reqCondition)
-        for (const [name, value] of Object.entries(parts)) history[`${name}_${index + 1}`] = value;
-      const all = { ...variables, ...history, ...parts };
+        for (const [name, value] of Object.entries({ ...parts, ...own }))
+          history[`${name}_${index + 1}`] = value;
+      const all = { ...variables, ...history, ...parts, ...own };
       const result = runOperators(block, {
         variables: all,
         bytes: { body: exchange.body, raw: exchange.body },

@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { createTemplatesModule, severityOf } from "../../../src/discovery/modules/templates.ts";
 import { evaluate, parseDsl } from "../../../src/discovery/templates/dsl.ts";
 import { excluded, loadDirectory } from "../../../src/discovery/templates/library.ts";
+import { runOperators } from "../../../src/discovery/templates/operators.ts";
 import { parseTemplate } from "../../../src/discovery/templates/template.ts";
 import { listenTcp, withRandomPort } from "../../lab/sockets.ts";
 import { application, context } from "./helpers.ts";
@@ -254,6 +255,59 @@ http:
     assert.equal(value('regex("^v[0-9]+", to_lower(x))', { x: "V12" }), true);
     assert.equal(value('len(trim_space("  ab "))'), 2);
     assert.equal(value('x =~ "b+"', { x: "abbb" }), true);
+  });
+
+  test("operators: extractors count only on a match, internal ones always; no matchers is a match by extraction", () => {
+    const block = (operators: string) =>
+      parseTemplate(`${header("ops")}http:\n  - path: ["{{BaseURL}}"]\n${operators}`, "ops.yaml").http[0];
+    const parts = (body: string) => ({ variables: { body, status_code: 200 } });
+    const extractors = `    extractors:
+      - type: regex
+        name: version
+        group: 1
+        regex: ['v(\\d+)']
+      - type: regex
+        name: token
+        internal: true
+        group: 1
+        regex: ['t=(\\w+)']
+`;
+    const either = block(`    matchers:
+      - type: word
+        name: hello
+        words: ["hello"]
+      - type: word
+        name: world
+        words: ["world"]
+${extractors}`);
+    const hit = runOperators(either, parts("hello world v7 t=abc"));
+    assert.equal(hit.matched, true);
+    assert.deepEqual(hit.matcherNames, ["hello", "world"], "an or block names every matcher that hit");
+    assert.deepEqual(hit.extracted, { version: ["7"] });
+    assert.deepEqual(hit.internal, { token: "abc" });
+    const miss = runOperators(either, parts("nothing here v7 t=abc"));
+    assert.equal(miss.matched, false);
+    assert.deepEqual(miss.extracted, {}, "a miss extracts nothing to report");
+    assert.deepEqual(miss.internal, { token: "abc" }, "the next request still gets the internal value");
+    const both = block(`    matchers-condition: and
+    matchers:
+      - type: word
+        name: hello
+        words: ["hello"]
+      - type: word
+        name: world
+        words: ["world"]
+`);
+    assert.deepEqual(runOperators(both, parts("hello there")), {
+      matched: false,
+      matcherNames: [],
+      extracted: {},
+      internal: {},
+    });
+    assert.equal(runOperators(both, parts("hello world")).matched, true);
+    const none = block(extractors);
+    assert.equal(runOperators(none, parts("v7")).matched, true);
+    assert.equal(runOperators(none, parts("t=abc")).matched, false, "an internal value alone is no match");
   });
 
   test("nuclei severities map to 1–5, intrusive tags stay off unless allowed", () => {
