@@ -17,7 +17,8 @@ import { nowIso } from "../core/formats.ts";
 import { pace, yieldToLoop } from "../core/pace.ts";
 import { endpointName } from "../core/service-names.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
-import { parseStored, storeJson } from "./json-codec.ts";
+import { parseStored } from "./json-codec.ts";
+import { encodeJsonMany } from "./json-codec-thread.ts";
 import type {
   Database,
   EntitiesTable,
@@ -359,6 +360,15 @@ function addressOf(entity: MergedEntity): { address: string | null; port: number
  * only move last_run_id and last_seen; everything else closes the old version and inserts a new one.
  * Written a batch at a time (`flush`), so what is held is one batch, not the run.
  */
+/** The columns of each results table stored through json-codec.ts. */
+const JSON_COLUMNS = {
+  entities: ["details", "ancestors", "task_results"],
+  findings: ["details"],
+} as const;
+
+/** A row with its JSON columns as JSON text, before they are encoded. */
+type AsText<Row> = { [K in keyof Row]: K extends "details" | "ancestors" | "task_results" ? string : Row[K] };
+
 class Versions<T extends "entities" | "findings"> {
   #continued = new Map<string, number[]>();
   #closed: number[] = [];
@@ -382,7 +392,7 @@ class Versions<T extends "entities" | "findings"> {
     hash: string,
     lastSeen: string,
     row: Omit<
-      Insertable<Database[T]>,
+      AsText<Insertable<Database[T]>>,
       "version_run_id" | "last_run_id" | "latest" | "content_hash" | "last_seen"
     >,
   ): boolean {
@@ -413,19 +423,36 @@ class Versions<T extends "entities" | "findings"> {
    * Writes what was seen since the last flush; answers the new rows' ids with their kind and name (for
    * entities). A new entity (or issue) gets its first version's id as its stable id.
    */
-  async flush(): Promise<Array<{ id: number; kind?: string; name?: string }>> {
+  flush(): Promise<Array<{ id: number; kind?: string; name?: string }>> {
+    // What was seen so far is taken at once: sightings of the next page may arrive while it is written.
+    const continued = this.#continued;
+    const closed = this.#closed;
+    const inserts = this.#inserts;
+    this.#continued = new Map();
+    this.#closed = [];
+    this.#inserts = [];
+    this.#written += inserts.length;
+    return this.#write(continued, closed, inserts);
+  }
+
+  async #write(
+    continued: Map<string, number[]>,
+    closed: number[],
+    inserts: Array<Insertable<Database[T]>>,
+  ): Promise<Array<{ id: number; kind?: string; name?: string }>> {
     // Sightings of one task share their last_seen: one update per task's batch, not per entity.
-    for (const [lastSeen, ids] of this.#continued)
+    for (const [lastSeen, ids] of continued)
       for (let i = 0; i < ids.length; i += CHUNK)
         await this.#update({ last_run_id: this.#runId, last_seen: lastSeen }, ids.slice(i, i + CHUNK));
-    for (let i = 0; i < this.#closed.length; i += CHUNK)
-      await this.#update({ latest: 0 }, this.#closed.slice(i, i + CHUNK));
+    for (let i = 0; i < closed.length; i += CHUNK)
+      await this.#update({ latest: 0 }, closed.slice(i, i + CHUNK));
     const stable = this.#table === "entities" ? "entity_id" : "issue_id";
     const inserted: Array<{ id: number; kind?: string; name?: string }> = [];
     // Ids are taken before the insert so that a new entity (or issue) gets its first version's id as its
     // stable id in the same row: no second write of every new row.
-    const ids = await allocateIds(this.#trx, this.#table, this.#inserts.length);
-    const rows = this.#inserts.map((insert, index) => {
+    await this.#encode(inserts as unknown as Array<Record<string, unknown>>);
+    const ids = await allocateIds(this.#trx, this.#table, inserts.length);
+    const rows = inserts.map((insert, index) => {
       const row = insert as unknown as { id: number; kind?: string; name?: string } & Record<string, unknown>;
       row.id = ids[index];
       row[stable] ??= row.id;
@@ -433,11 +460,20 @@ class Versions<T extends "entities" | "findings"> {
       return insert;
     });
     await insertChunks(this.#trx, this.#table, rows);
-    this.#written += this.#inserts.length;
-    this.#continued = new Map();
-    this.#closed = [];
-    this.#inserts = [];
     return inserted;
+  }
+
+  /**
+   * The new versions' JSON columns, held as text since `see` (a sighting that continues a version is
+   * never encoded), encoded as stored, on the encoding thread while this one goes on.
+   */
+  async #encode(rows: Array<Record<string, unknown>>): Promise<void> {
+    const columns = JSON_COLUMNS[this.#table];
+    const encoded = await encodeJsonMany(
+      rows.flatMap((row) => columns.map((column) => row[column] as string)),
+    );
+    let next = 0;
+    for (const row of rows) for (const column of columns) row[column] = encoded[next++];
   }
 
   async #update(values: { last_run_id?: number; last_seen?: string; latest?: number }, ids: number[]) {
@@ -641,9 +677,12 @@ export class EntitiesRepository {
 
       const versions = new Versions(trx, "entities", runId, previousRunId);
       let count = 0;
-      for await (const batch of stagedEntityBatches(trx, runId)) {
+      // One page's writes in flight while the next page is worked on (see `readAhead`).
+      let writing: Promise<unknown> = Promise.resolve();
+      for await (const [batch, existing] of readAhead(stagedEntityBatches(trx, runId), (batch) =>
+        latestVersions(trx, collectionId, batch),
+      )) {
         count += batch.length;
-        const existing = await latestVersions(trx, collectionId, batch);
         const facts = new Map<string, MergedEntity>();
         for (const entity of batch) {
           const key = keyOf(entity.kind, entity.name);
@@ -656,12 +695,12 @@ export class EntitiesRepository {
             componentGroup.set(root, group);
           } else group = old?.alias_group ?? nextGroup++;
           const content = {
-            details: storeJson(entity.details),
+            details: JSON.stringify(entity.details),
             scoped: entity.scoped ? 1 : 0,
             hidden: entity.hidden ? 1 : 0,
             alias_group: group,
-            ancestors: storeJson(entity.ancestors),
-            task_results: storeJson(entity.taskResults),
+            ancestors: JSON.stringify(entity.ancestors),
+            task_results: JSON.stringify(entity.taskResults),
           };
           // Provenance is left out: which task reached an entity first (a name or another resolving to
           // the same address, say) depends on timing, and is not a change of the entity.
@@ -685,17 +724,25 @@ export class EntitiesRepository {
           });
           if (isNew && carriesProducts(entity)) facts.set(key, entity);
         }
-        await writeFacts(trx, collectionId, await versions.flush(), facts);
+        await writing;
+        writing = versions.flush().then((inserted) => writeFacts(trx, collectionId, inserted, facts));
+        writing.catch(() => {}); // awaited before the next page's writes, and after the last
         await yieldToLoop();
       }
+      // The findings' endpoints are read from the entities just written.
+      await writing;
 
       // Findings a page at a time in key order, like the entities (memory: a page, not the run).
       const findingVersions = new Versions(trx, "findings", runId, previousRunId);
       let findingCount = 0;
-      for await (const batch of stagedFindingBatches(trx, runId)) {
+      for await (const [batch, { existing, endpoints }] of readAhead(
+        stagedFindingBatches(trx, runId),
+        async (batch) => ({
+          existing: await latestFindings(trx, collectionId, batch),
+          endpoints: await endpointsOf(trx, collectionId, runId, batch),
+        }),
+      )) {
         findingCount += batch.length;
-        const existing = await latestFindings(trx, collectionId, batch);
-        const endpoints = await endpointsOf(trx, collectionId, runId, batch);
         // A check's texts are stored once per collection: the new versions carry their key.
         const texts = new Map<string, FindingTextColumns>();
         for (const finding of batch) {
@@ -713,7 +760,7 @@ export class EntitiesRepository {
           });
           const isNew = findingVersions.see(old, hash, finding.lastSeen, {
             ...columns,
-            details: storeJson(finding.details),
+            details: JSON.stringify(finding.details),
             endpoint,
             text_hash: textHash,
             collection_id: collectionId,
@@ -723,10 +770,12 @@ export class EntitiesRepository {
           });
           if (isNew) texts.set(textHash, { description, remediation, reference_links });
         }
-        await writeTexts(trx, collectionId, texts);
-        await findingVersions.flush();
+        await writing;
+        writing = Promise.all([writeTexts(trx, collectionId, texts), findingVersions.flush()]);
+        writing.catch(() => {});
         await yieldToLoop();
       }
+      await writing;
 
       const finishedAt = nowIso();
       await trx
@@ -1043,6 +1092,32 @@ async function* stagedEntityBatches(
     },
   );
   for await (const batch of groups) yield batch.map((sightings) => sightings.done());
+}
+
+/**
+ * Each batch with what `prepare` looked up for it, one batch ahead: while the caller works on batch N
+ * (hashing and compressing it, then starting its writes), batch N+1 is read, folded and looked up. On
+ * PostgreSQL the database then reads and writes while this thread computes, where each waited for the
+ * other; the merge's statements still go one at a time over its one connection, in order. The look-ups
+ * of a batch see none of the writes of the batch before it, which never touch its keys (a key's rows are
+ * in one batch). SQLite's statements are synchronous: there it changes only the order of the same work.
+ */
+async function* readAhead<T, U>(
+  batches: AsyncIterator<T>,
+  prepare: (batch: T) => Promise<U>,
+): AsyncGenerator<[T, U]> {
+  const step = async (): Promise<[T, U] | undefined> => {
+    const next = await batches.next();
+    return next.done ? undefined : [next.value, await prepare(next.value)];
+  };
+  let next = step();
+  for (;;) {
+    const current = await next;
+    if (!current) return;
+    next = step();
+    next.catch(() => {}); // awaited on the next turn, where a failure surfaces
+    yield current;
+  }
 }
 
 /**

@@ -345,5 +345,77 @@ for (const { dialect, skip } of await dialects()) {
       await findingEndpoints.up(store.db, dialect);
       assert.deepEqual(await stored(), kept);
     });
+
+    test("a merge of many pages: every entity, product, finding and endpoint, and versions across runs", async () => {
+      // Several pages of the merge (250 rows each), with the writes of one page under way while the next
+      // is read and looked up: nothing may be lost, doubled or crossed between pages.
+      const accounts = new AccountsRepository(store.db);
+      const account = await accounts.createAccount("pages", "active");
+      const team = await accounts.createTeam(account.id, "t");
+      const pages = (await new CollectionsRepository(store.db).create(account.id, team.id, "pages", []))!.id;
+      const hosts = 700;
+      const address = (i: number) => `10.9.${i >> 8}.${i & 255}`;
+      const work = (version: (i: number) => string) => ({
+        entities: Array.from({ length: hosts }, (_, i) =>
+          staged("NetworkService", `${address(i)}:22/tcp`, {
+            details: { ip_address: address(i), port: 22, products: [["openssh", version(i)]] },
+          }),
+        ),
+        findings: Array.from({ length: hosts }, (_, i) => ({
+          ...finding("ssh_weak", `${address(i)}:22/tcp`),
+          entityKind: "NetworkService",
+          details: { version: version(i) },
+        })),
+        notes: [],
+      });
+      const count = async (table: "entities" | "findings", latest?: boolean) =>
+        Number(
+          (
+            await store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as("n"))
+              .where("collection_id", "=", pages)
+              .$if(latest === true, (q) => q.where("latest", "=", 1))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      // Staged in slices, as tasks stage.
+      const stageAll = async (runId: number, version: (i: number) => string) => {
+        const all = work(version);
+        for (let i = 0; i < hosts; i += 50)
+          await entities.stage(runId, pages, {
+            entities: all.entities.slice(i, i + 50),
+            findings: all.findings.slice(i, i + 50),
+            notes: [],
+          });
+      };
+      await stageAll(911, () => "9.6");
+      assert.deepEqual(await entities.finishRun(911, pages), { entities: hosts, findings: hosts });
+      // Every other host upgraded in the second run: a new version of its service and of its finding.
+      await stageAll(912, (i) => (i % 2 === 0 ? "9.7" : "9.6"));
+      await entities.finishRun(912, pages);
+      assert.equal(await count("entities"), hosts * 1.5);
+      assert.equal(await count("entities", true), hosts);
+      assert.equal(await count("findings"), hosts * 1.5);
+      assert.equal(await count("findings", true), hosts);
+      const products = await store.db
+        .selectFrom("entity_products as p")
+        .innerJoin("entities as e", "e.id", "p.entity_row_id")
+        .select(["e.name", "p.version"])
+        .where("p.collection_id", "=", pages)
+        .where("e.latest", "=", 1)
+        .execute();
+      assert.equal(products.length, hosts, "each latest service has its product");
+      for (const { name, version } of products)
+        assert.equal(version, Number(name.split(".")[3].split(":")[0]) % 2 === 0 ? "9.7" : "9.6", name);
+      const endpoints = await store.db
+        .selectFrom("findings")
+        .select(["entity_name", "endpoint", "details"])
+        .where("collection_id", "=", pages)
+        .where("latest", "=", 1)
+        .execute();
+      for (const row of endpoints) assert.equal(`${row.endpoint}/tcp`, row.entity_name);
+      assert.equal(await count("entities", true), (await entities.current(pages)).length);
+    });
   });
 }

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import type { Finding, StagedEntity } from "../../src/store/entities.ts";
 import { decodeJson, encodeJson } from "../../src/store/json-codec.ts";
+import { encodeJsonMany } from "../../src/store/json-codec-thread.ts";
 import { DICTIONARY_1 } from "../../src/store/json-dictionary.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { migrations } from "../../src/store/migrations/index.ts";
@@ -20,6 +21,23 @@ import { dialects } from "../helpers/stores.ts";
 const FORMAT_1 = 0x01;
 
 describe("the JSON codec", () => {
+  test("many values at once: the same bytes as one at a time, on the encoding thread or here", async () => {
+    const jsons = Array.from({ length: 500 }, (_, i) =>
+      JSON.stringify(
+        i % 7 === 0 ? [] : { ip_address: `10.0.${i >> 8}.${i & 255}`, port: 443, banner: "x".repeat(i) },
+      ),
+    );
+    for (const batch of [jsons, jsons.slice(0, 3), []]) {
+      const encoded = await encodeJsonMany(batch);
+      assert.equal(encoded.length, batch.length);
+      for (const [i, value] of encoded.entries()) {
+        assert.ok(Buffer.isBuffer(value), "a Buffer, as both drivers bind bytes");
+        assert.deepEqual(value, Buffer.from(encodeJson(batch[i])));
+        assert.equal(decodeJson(value), batch[i]);
+      }
+    }
+  });
+
   test("answers the JSON it was given, whatever it holds", () => {
     for (const value of [
       [],
