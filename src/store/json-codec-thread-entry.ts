@@ -8,7 +8,10 @@ parentPort?.on("message", ({ id, jsons }: EncodeRequest) => {
     const values = jsons.map(encodeJson);
     const ends: number[] = [];
     let size = 0;
-    for (const value of values) ends.push((size += value.length));
+    for (const value of values) {
+      size += value.length;
+      ends.push(size);
+    }
     const bytes = new Uint8Array(size);
     for (const [i, value] of values.entries()) bytes.set(value, i === 0 ? 0 : ends[i - 1]);
     parentPort?.postMessage({ id, buffer: bytes.buffer, ends } satisfies EncodeReply, [bytes.buffer]);
