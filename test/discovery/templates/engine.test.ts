@@ -272,14 +272,15 @@ http:
         group: 1
         regex: ['t=(\\w+)']
 `;
-    const either = block(`    matchers:
+    const matchers = `    matchers:
       - type: word
         name: hello
         words: ["hello"]
       - type: word
         name: world
         words: ["world"]
-${extractors}`);
+`;
+    const either = block(`${matchers}${extractors}`);
     const hit = runOperators(either, parts("hello world v7 t=abc"));
     assert.equal(hit.matched, true);
     assert.deepEqual(hit.matcherNames, ["hello", "world"], "an or block names every matcher that hit");
@@ -289,15 +290,7 @@ ${extractors}`);
     assert.equal(miss.matched, false);
     assert.deepEqual(miss.extracted, {}, "a miss extracts nothing to report");
     assert.deepEqual(miss.internal, { token: "abc" }, "the next request still gets the internal value");
-    const both = block(`    matchers-condition: and
-    matchers:
-      - type: word
-        name: hello
-        words: ["hello"]
-      - type: word
-        name: world
-        words: ["world"]
-`);
+    const both = block(`    matchers-condition: and\n${matchers}`);
     assert.deepEqual(runOperators(both, parts("hello there")), {
       matched: false,
       matcherNames: [],
