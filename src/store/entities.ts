@@ -355,20 +355,22 @@ function addressOf(entity: MergedEntity): { address: string | null; port: number
   return { address, port: Number.isInteger(port) ? port : null };
 }
 
-/**
- * The versions one run writes to one table: continuations (same content, seen by the previous run too)
- * only move last_run_id and last_seen; everything else closes the old version and inserts a new one.
- * Written a batch at a time (`flush`), so what is held is one batch, not the run.
- */
 /** The columns of each results table stored through json-codec.ts. */
 const JSON_COLUMNS = {
   entities: ["details", "ancestors", "task_results"],
   findings: ["details"],
 } as const;
 
-/** A row with its JSON columns as JSON text, before they are encoded. */
-type AsText<Row> = { [K in keyof Row]: K extends "details" | "ancestors" | "task_results" ? string : Row[K] };
+type JsonColumn = (typeof JSON_COLUMNS)[keyof typeof JSON_COLUMNS][number];
 
+/** A row with its JSON columns as JSON text, before they are encoded. */
+type AsText<Row> = { [K in keyof Row]: K extends JsonColumn ? string : Row[K] };
+
+/**
+ * The versions one run writes to one table: continuations (same content, seen by the previous run too)
+ * only move last_run_id and last_seen; everything else closes the old version and inserts a new one.
+ * Written a batch at a time (`flush`), so what is held is one batch, not the run.
+ */
 class Versions<T extends "entities" | "findings"> {
   #continued = new Map<string, number[]>();
   #closed: number[] = [];
@@ -440,6 +442,8 @@ class Versions<T extends "entities" | "findings"> {
     closed: number[],
     inserts: Array<Insertable<Database[T]>>,
   ): Promise<Array<{ id: number; kind?: string; name?: string }>> {
+    // Encoded on the encoding thread while the updates below make their round trips.
+    const encoding = this.#encode(inserts as unknown as Array<Record<string, unknown>>);
     // Sightings of one task share their last_seen: one update per task's batch, not per entity.
     for (const [lastSeen, ids] of continued)
       for (let i = 0; i < ids.length; i += CHUNK)
@@ -448,9 +452,9 @@ class Versions<T extends "entities" | "findings"> {
       await this.#update({ latest: 0 }, closed.slice(i, i + CHUNK));
     const stable = this.#table === "entities" ? "entity_id" : "issue_id";
     const inserted: Array<{ id: number; kind?: string; name?: string }> = [];
+    await encoding;
     // Ids are taken before the insert so that a new entity (or issue) gets its first version's id as its
     // stable id in the same row: no second write of every new row.
-    await this.#encode(inserts as unknown as Array<Record<string, unknown>>);
     const ids = await allocateIds(this.#trx, this.#table, inserts.length);
     const rows = inserts.map((insert, index) => {
       const row = insert as unknown as { id: number; kind?: string; name?: string } & Record<string, unknown>;
@@ -465,7 +469,8 @@ class Versions<T extends "entities" | "findings"> {
 
   /**
    * The new versions' JSON columns, held as text since `see` (a sighting that continues a version is
-   * never encoded), encoded as stored, on the encoding thread while this one goes on.
+   * never encoded), encoded as stored, on the encoding thread while this one goes on. It never fails:
+   * should the thread fail, the values are encoded on this one.
    */
   async #encode(rows: Array<Record<string, unknown>>): Promise<void> {
     const columns = JSON_COLUMNS[this.#table];

@@ -13,7 +13,7 @@ parentPort?.on("message", ({ id, jsons }: EncodeRequest) => {
       ends.push(size);
     }
     const bytes = new Uint8Array(size);
-    for (const [i, value] of values.entries()) bytes.set(value, i === 0 ? 0 : ends[i - 1]);
+    for (const [i, value] of values.entries()) bytes.set(value, ends[i - 1] ?? 0);
     parentPort?.postMessage({ id, buffer: bytes.buffer, ends } satisfies EncodeReply, [bytes.buffer]);
   } catch (error) {
     parentPort?.postMessage({ id, error: (error as Error).message } satisfies EncodeReply);

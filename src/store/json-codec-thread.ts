@@ -48,7 +48,10 @@ function thread(): Worker | undefined {
     if (!reply.buffer || !reply.ends) return waiting.reject(new Error(reply.error ?? "no answer"));
     const { buffer, ends } = reply;
     waiting.resolve(
-      ends.map((end, i) => Buffer.from(buffer, i === 0 ? 0 : ends[i - 1], end - (ends[i - 1] ?? 0))),
+      ends.map((end, i) => {
+        const start = ends[i - 1] ?? 0;
+        return Buffer.from(buffer, start, end - start);
+      }),
     );
   });
   const lost = (why: string) => {

@@ -61,9 +61,6 @@ export function decodeJson(value: string | Uint8Array): string {
   return bytes.toString("utf8");
 }
 
-/** A value to store, as JSON compressed. */
-export const storeJson = (value: unknown): Uint8Array => encodeJson(JSON.stringify(value));
-
 /** A stored value, parsed. */
 // biome-ignore lint/suspicious/noExplicitAny: as JSON.parse, typed by the caller
 export const parseStored = (value: string | Uint8Array): any => JSON.parse(decodeJson(value));
