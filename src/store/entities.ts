@@ -330,16 +330,26 @@ interface LatestVersion {
   content_hash: string;
 }
 
-/** JSON with object keys sorted: the same content hashes the same whatever order it was merged in. */
+/**
+ * JSON with object keys sorted: the same content hashes the same whatever order it was merged in. Built
+ * by concatenation: a merge hashes every entity and issue of a run, and the arrays of map, filter and
+ * join made it about 30% slower.
+ */
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object")
-    return `{${Object.keys(value)
-      .sort()
-      .filter((key) => (value as Details)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Details)[key])}`)
-      .join(",")}}`;
-  return JSON.stringify(value) ?? "null";
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let index = 0; index < value.length; index++)
+      text += (index === 0 ? "" : ",") + canonicalJson(value[index]);
+    return `${text}]`;
+  }
+  let text = "{";
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Details)[key];
+    if (item === undefined) continue;
+    text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(item)}`;
+  }
+  return `${text}}`;
 }
 
 const contentHash = (content: unknown) =>
@@ -376,6 +386,7 @@ class Versions<T extends "entities" | "findings"> {
   #closed: number[] = [];
   #inserts: Array<Insertable<Database[T]>> = [];
   #written = 0;
+  #analyzeAt = PAGE;
   readonly #trx: Transaction<Database>;
   readonly #table: T;
   readonly #runId: number;
@@ -464,7 +475,24 @@ class Versions<T extends "entities" | "findings"> {
       return insert;
     });
     await insertChunks(this.#trx, this.#table, rows);
+    await this.#analyzeAsItGrows();
     return inserted;
+  }
+
+  /**
+   * PostgreSQL: the table's statistics refreshed each time the merge has doubled what it wrote. The merge
+   * looks up previous versions in the table it grows, inside its own transaction, where autovacuum's
+   * statistics cannot follow; without them the planner took `name in (…)` as a filter over the index
+   * range of the other key columns, reading every version of the kind written so far for each list of
+   * names, and a /16's merge grew with the square of its entities (docs/scale.md, Session 8). ANALYZE
+   * samples a bounded number of rows (its own transaction's new rows among them), and doubling keeps
+   * it to a few per merge.
+   */
+  async #analyzeAsItGrows(): Promise<void> {
+    if (this.#written < this.#analyzeAt || !(this.#trx.getExecutor().adapter instanceof PostgresAdapter))
+      return;
+    this.#analyzeAt = 2 * this.#written;
+    await sql`analyze ${sql.table(this.#table)}`.execute(this.#trx);
   }
 
   /**
@@ -678,14 +706,26 @@ export class EntitiesRepository {
         await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
         await sql`analyze staged_entities, staged_findings`.execute(trx);
       }
+      // In a collection's first merge (a new collection, most often the largest run it will have) there
+      // is no previous version to look up: every entity and issue is new.
+      const holds = async (table: "entities" | "findings") =>
+        (
+          await trx
+            .selectFrom(table)
+            .select("id")
+            .where("collection_id", "=", collectionId)
+            .limit(1)
+            .execute()
+        ).length > 0;
+      const [heldEntities, heldFindings] = [await holds("entities"), await holds("findings")];
       const { groups, componentGroup } = await aliasComponents(trx, runId, collectionId);
 
       const versions = new Versions(trx, "entities", runId, previousRunId);
       let count = 0;
       // One page's writes in flight while the next page is worked on (see `readAhead`).
       let writing: Promise<unknown> = Promise.resolve();
-      for await (const [batch, existing] of readAhead(stagedEntityBatches(trx, runId), (batch) =>
-        latestVersions(trx, collectionId, batch),
+      for await (const [batch, existing] of readAhead(stagedEntityBatches(trx, runId), async (batch) =>
+        heldEntities ? latestVersions(trx, collectionId, batch) : new Map<string, LatestVersion>(),
       )) {
         count += batch.length;
         const facts = new Map<string, MergedEntity>();
@@ -749,7 +789,9 @@ export class EntitiesRepository {
       for await (const [batch, { existing, endpoints }] of readAhead(
         stagedFindingBatches(trx, runId),
         async (batch) => ({
-          existing: await latestFindings(trx, collectionId, batch),
+          existing: heldFindings
+            ? await latestFindings(trx, collectionId, batch)
+            : new Map<string, LatestVersion>(),
           endpoints: await endpointsOf(trx, collectionId, runId, batch),
         }),
       )) {
