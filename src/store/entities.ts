@@ -433,10 +433,13 @@ class Versions<T extends "entities" | "findings"> {
   }
 
   /**
-   * Writes what was seen since the last flush; answers the new rows' ids with their kind and name (for
-   * entities). A new entity (or issue) gets its first version's id as its stable id.
+   * Writes what was seen since the last flush, once `after` (the last page's writes) is done; answers the
+   * new rows' ids with their kind and name (for entities). A new entity (or issue) gets its first
+   * version's id as its stable id. The new rows' encoding starts at once, so it runs while the last
+   * page's statements do: their sum was the merge's critical path (the merge waited on it for two
+   * thirds of a /16's merge on PostgreSQL).
    */
-  flush(): Promise<Array<{ id: number; kind?: string; name?: string }>> {
+  flush(after: Promise<unknown>): Promise<Array<{ id: number; kind?: string; name?: string }>> {
     // What was seen so far is taken at once: sightings of the next page may arrive while it is written.
     const continued = this.#continued;
     const closed = this.#closed;
@@ -445,16 +448,19 @@ class Versions<T extends "entities" | "findings"> {
     this.#closed = [];
     this.#inserts = [];
     this.#written += inserts.length;
-    return this.#write(continued, closed, inserts);
+    const encoding = this.#encode(inserts as unknown as Array<Record<string, unknown>>);
+    return this.#write(after, continued, closed, inserts, encoding);
   }
 
   async #write(
+    after: Promise<unknown>,
     continued: Map<string, number[]>,
     closed: number[],
     inserts: Array<Insertable<Database[T]>>,
+    encoding: Promise<void>,
   ): Promise<Array<{ id: number; kind?: string; name?: string }>> {
-    // Encoded on the encoding thread while the updates below make their round trips.
-    const encoding = this.#encode(inserts as unknown as Array<Record<string, unknown>>);
+    // One page's statements at a time, in order (on SQLite the ids below follow the last page's).
+    await after;
     // Sightings of one task share their last_seen: one update per task's batch, not per entity.
     for (const [lastSeen, ids] of continued)
       for (let i = 0; i < ids.length; i += CHUNK)
@@ -463,10 +469,10 @@ class Versions<T extends "entities" | "findings"> {
       await this.#update({ latest: 0 }, closed.slice(i, i + CHUNK));
     const stable = this.#table === "entities" ? "entity_id" : "issue_id";
     const inserted: Array<{ id: number; kind?: string; name?: string }> = [];
-    await encoding;
     // Ids are taken before the insert so that a new entity (or issue) gets its first version's id as its
     // stable id in the same row: no second write of every new row.
     const ids = await allocateIds(this.#trx, this.#table, inserts.length);
+    await encoding;
     const rows = inserts.map((insert, index) => {
       const row = insert as unknown as { id: number; kind?: string; name?: string } & Record<string, unknown>;
       row.id = ids[index];
@@ -698,14 +704,11 @@ export class EntitiesRepository {
         .executeTakeFirst();
       let nextGroup = Number(top?.top ?? 0) + 1;
       // PostgreSQL plans the paged reads below from statistics autovacuum may not have taken yet (without
-      // them a page of staged findings was a bitmap scan of every row after the cursor, then a sort). And
-      // the merge's look-ups run against tables it grows as it goes: a named statement's generic plan,
-      // made while they were small, would be kept as they grow (a /18's merge took 24 s instead of 16),
-      // so within the merge each is planned for its parameters (it is still parsed only once).
-      if (trx.getExecutor().adapter instanceof PostgresAdapter) {
-        await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
+      // them a page of staged findings was a bitmap scan of every row after the cursor, then a sort).
+      // Within this transaction every statement is planned for its own parameters: the pool sends
+      // statements inside a transaction unnamed (prepared-statements.ts).
+      if (trx.getExecutor().adapter instanceof PostgresAdapter)
         await sql`analyze staged_entities, staged_findings`.execute(trx);
-      }
       // In a collection's first merge (a new collection, most often the largest run it will have) there
       // is no previous version to look up: every entity and issue is new.
       const holds = async (table: "entities" | "findings") =>
@@ -769,9 +772,10 @@ export class EntitiesRepository {
           });
           if (isNew && carriesProducts(entity)) facts.set(key, entity);
         }
-        await writing;
-        writing = versions.flush().then((inserted) => writeFacts(trx, collectionId, inserted, facts));
-        writing.catch(() => {}); // awaited before the next page's writes, and after the last
+        const previous = writing;
+        writing = versions.flush(previous).then((inserted) => writeFacts(trx, collectionId, inserted, facts));
+        writing.catch(() => {}); // awaited on the next page, and after the last
+        await previous;
         await yieldToLoop();
       }
       // The findings' endpoints are read from the entities just written.
@@ -823,9 +827,13 @@ export class EntitiesRepository {
           });
           if (isNew) texts.set(textHash, { description, remediation, reference_links });
         }
-        await writing;
-        writing = Promise.all([writeTexts(trx, collectionId, texts), findingVersions.flush()]);
+        const previous = writing;
+        writing = Promise.all([
+          previous.then(() => writeTexts(trx, collectionId, texts)),
+          findingVersions.flush(previous),
+        ]);
         writing.catch(() => {});
+        await previous;
         await yieldToLoop();
       }
       await writing;

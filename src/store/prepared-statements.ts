@@ -7,11 +7,14 @@
  * Bounded: a query is named once it has been seen twice, and at most MAX_NAMED queries are (queries
  * whose text varies, such as IN lists of every length, stay unnamed once the budget is spent).
  *
+ * Statements inside an explicit transaction go unnamed (see `prepareHotStatements`): the hot per-task
+ * statements are single autocommit statements.
+ *
  * A schema change under live connections (a newer Sightline migrating while this one runs) can make
  * PostgreSQL refuse a prepared statement whose result columns changed ("cached plan must not change
  * result type"); a pooler that does not keep sessions may lose it ("prepared statement does not
- * exist"). Either way the query gets a new name, so the next use prepares it afresh, and a query outside
- * a transaction is sent again at once; inside one, the transaction has failed and its error stands.
+ * exist"). Either way the query gets a new name, so the next use prepares it afresh, and the query is
+ * sent again at once.
  */
 import type pg from "pg";
 
@@ -73,6 +76,12 @@ export function prepareHotStatements(client: pg.Client, names: StatementNames): 
     // Only Kysely's shape, (text, parameters): a cursor, a config object or a callback goes as it is.
     if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || rest.length > 0)
       return query(text, values, ...rest);
+    // Inside an explicit transaction (bulk work: a run's merge, the clearing of its tasks) a statement
+    // goes unnamed, so it is planned for its own parameters and the tables as they are. A named
+    // statement's generic plan, made while the merge's tables were small, was kept as the merge grew them
+    // (a /18's merge took 24 s instead of 16); forcing custom plans for the whole transaction instead
+    // replanned the foreign-key check of every inserted row, a third of PostgreSQL's time in a merge.
+    if (client.getTransactionStatus() !== "I") return query(text, values);
     const name = names.nameFor(text);
     if (name === undefined) return query(text, values);
     return (query({ name, text, values }) as Promise<unknown>).catch((error: { code?: string }) => {
