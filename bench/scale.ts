@@ -67,6 +67,35 @@ function processCpuSeconds(pid: number | undefined): number {
   }
 }
 
+/**
+ * CPU seconds of this machine's PostgreSQL server so far: its live processes, and the backends that have
+ * exited, which the postmaster has reaped (its children's time). Undefined when no PostgreSQL process is
+ * visible here (a server on another machine, or in a container of its own).
+ */
+function postgresCpuSeconds(): number | undefined {
+  const servers = new Map<number, { ppid: number; own: number; children: number }>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      servers.set(Number(entry), {
+        ppid: Number(fields[1]),
+        own: Number(fields[11]) + Number(fields[12]),
+        children: Number(fields[13]) + Number(fields[14]),
+      });
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  if (servers.size === 0) return undefined;
+  let ticks = 0;
+  for (const { ppid, own, children } of servers.values())
+    ticks += own + (servers.has(ppid) ? 0 : children);
+  return ticks / 100;
+}
+
 /** Listeners one world process holds at most (the descriptor limit here is 20,000). */
 const LISTENERS_PER_PROCESS = 15_000;
 
@@ -118,6 +147,8 @@ interface Measured {
   /** CPU seconds of the server's process (all its threads) and of the world's, during the run. */
   cpuSeconds: number;
   worldCpuSeconds: number;
+  /** PostgreSQL's server on this machine (SQLite's work is in the server's process). */
+  databaseCpuSeconds: number | undefined;
   tasks: number;
 }
 
@@ -259,6 +290,7 @@ async function runSightline(
     const cpuBefore = process.cpuUsage();
     const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
+    const databaseCpuBefore = dialect === "postgres" ? postgresCpuSeconds() : undefined;
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
     let tasks = 0;
@@ -316,6 +348,11 @@ async function runSightline(
         );
     }
     const worldCpuSeconds = world.cpuSeconds() - worldCpuBefore;
+    const databaseCpuAfter = databaseCpuBefore === undefined ? undefined : postgresCpuSeconds();
+    const databaseCpuSeconds =
+      databaseCpuBefore === undefined || databaseCpuAfter === undefined
+        ? undefined
+        : databaseCpuAfter - databaseCpuBefore;
     polling = false;
     await Promise.all(pollers);
     clearInterval(rssTimer);
@@ -356,6 +393,7 @@ async function runSightline(
       samples: health.length + list.length,
       cpuSeconds: (cpu.user + cpu.system) / 1e6 + workersCpu,
       worldCpuSeconds,
+      databaseCpuSeconds,
       tasks,
     };
   } finally {
@@ -441,7 +479,7 @@ export const scaleBench = {
             exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(label, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${Math.round(measured.databaseCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }
@@ -450,10 +488,10 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads) and the world's processes, which answer every probe on the same cores (real targets answer on their own machines). Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process). Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
-      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows,
       "",
       exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
