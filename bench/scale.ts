@@ -91,8 +91,7 @@ function postgresCpuSeconds(): number | undefined {
   }
   if (servers.size === 0) return undefined;
   let ticks = 0;
-  for (const { ppid, own, children } of servers.values())
-    ticks += own + (servers.has(ppid) ? 0 : children);
+  for (const { ppid, own, children } of servers.values()) ticks += own + (servers.has(ppid) ? 0 : children);
   return ticks / 100;
 }
 

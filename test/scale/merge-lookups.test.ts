@@ -11,11 +11,10 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { loadConfig } from "../../src/core/config.ts";
-import { AccountsRepository } from "../../src/store/accounts.ts";
-import { CollectionsRepository } from "../../src/store/collections.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { EntitiesRepository, type StagedEntity } from "../../src/store/entities.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
+import { createFixtureCollection } from "../helpers/result-fixtures.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
 
 const ENTITIES = 6000;
@@ -62,10 +61,7 @@ describe("the merge's look-ups on PostgreSQL", { skip: postgres.skip }, () => {
   test(`a merge of ${ENTITIES} new entities and issues reads fewer than ${ENTITIES} rows looking them up`, async () => {
     store = openStore(loadConfig({}, testStore.config));
     await migrateToLatest(store);
-    const accounts = new AccountsRepository(store.db);
-    const account = await accounts.createAccount("a", "active");
-    const team = await accounts.createTeam(account.id, "t");
-    const collectionId = (await new CollectionsRepository(store.db).create(account.id, team.id, "c", []))!.id;
+    const { collectionId } = await createFixtureCollection(store.db, "lookups");
     const entities = new EntitiesRepository(store.db);
     const stage = async (runId: number, from: number, count: number) => {
       for (let i = from; i < from + count; i += 100) {
