@@ -3,8 +3,9 @@
  * in, inside its own transaction, where statistics cannot follow: without them the planner took
  * `name in (…)` as a filter over the other key columns' range, reading every row of the kind written so
  * far for each list of 100 names, and a /16's merge grew with the square of its entities (docs/scale.md,
- * Session 8). The merge now refreshes the statistics as it grows. SQLite's planner keeps the list in the
- * index without statistics.
+ * Session 8). The merge now refreshes the statistics as it grows; each ANALYZE holds its table's lock to
+ * the end of the merge's transaction, so two merges at once queue there (and must never deadlock).
+ * SQLite's planner keeps the list in the index without statistics.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -115,5 +116,26 @@ describe("the merge's look-ups on PostgreSQL", { skip: postgres.skip }, () => {
     } finally {
       await client.end();
     }
+  });
+  test("two collections' merges at once both finish: their statistics locks queue, and never deadlock", async () => {
+    store = openStore(loadConfig({}, testStore.config));
+    const entities = new EntitiesRepository(store.db);
+    const merges = await Promise.all(
+      ["first", "second"].map(async (name, index) => {
+        const { collectionId } = await createFixtureCollection(store!.db, `together-${name}`);
+        const runId = 10 + index;
+        for (let i = 0; i < 1000; i += 100)
+          await entities.stage(runId, collectionId, {
+            entities: Array.from({ length: 100 }, (_, j) => staged(i + j)),
+            findings: Array.from({ length: 100 }, (_, j) => finding(i + j)),
+            notes: [],
+          });
+        return entities.finishRun(runId, collectionId);
+      }),
+    );
+    assert.deepEqual(merges, [
+      { entities: 1000, findings: 1000 },
+      { entities: 1000, findings: 1000 },
+    ]);
   });
 });
