@@ -56,15 +56,21 @@ interface World {
   stop(): Promise<void>;
 }
 
-/** User and system CPU seconds of one process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks). */
-function processCpuSeconds(pid: number | undefined): number {
+/** /proc/<pid>/stat: the command's name and the fields after it (from field 3), or undefined once it has gone. */
+function processStat(pid: number | string | undefined): { command: string; fields: string[] } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const end = stat.lastIndexOf(")");
+    return { command: stat.slice(stat.indexOf("(") + 1, end), fields: stat.slice(end + 2).split(" ") };
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** User and system CPU seconds of one process (fields 14 and 15 of its stat, in clock ticks). */
+function processCpuSeconds(pid: number | undefined): number {
+  const fields = processStat(pid)?.fields;
+  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : 0;
 }
 
 /**
@@ -76,18 +82,14 @@ function postgresCpuSeconds(): number | undefined {
   const servers = new Map<number, { ppid: number; own: number; children: number }>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      servers.set(Number(entry), {
-        ppid: Number(fields[1]),
-        own: Number(fields[11]) + Number(fields[12]),
-        children: Number(fields[13]) + Number(fields[14]),
-      });
-    } catch {
-      // The process ended while the list was read.
-    }
+    const stat = processStat(entry); // undefined: the process ended while the list was read
+    if (stat?.command !== "postgres") continue;
+    const { fields } = stat;
+    servers.set(Number(entry), {
+      ppid: Number(fields[1]),
+      own: Number(fields[11]) + Number(fields[12]),
+      children: Number(fields[13]) + Number(fields[14]),
+    });
   }
   if (servers.size === 0) return undefined;
   let ticks = 0;
