@@ -42,11 +42,24 @@ export interface RunInfo {
   settings?: RunSettings;
 }
 
+/**
+ * A task's outcome when the work leaves what it found to be written with the task's completion (one
+ * statement or transaction with it, instead of one of its own). `found` is the store's staging rows
+ * (`StagingRows` of store/entities.ts), carried by the run machinery without looking inside.
+ */
+export interface TaskOutcome {
+  followUps: TaskSpec[];
+  found?: unknown;
+}
+
 export interface RunWork {
   /** The tasks a run starts with (from the collection's seeds). */
   plan(run: RunInfo): Promise<TaskSpec[]>;
-  /** Does one task and answers its follow-up tasks. Must respect the signal (cancel, time limit, shutdown). */
-  execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]>;
+  /**
+   * Does one task and answers its follow-up tasks, or an outcome with what it found left to be written
+   * with the task's completion. Must respect the signal (cancel, time limit, shutdown).
+   */
+  execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[] | TaskOutcome>;
   /**
    * Whether tasks of this kind mostly wait on the network (a port scan of an address that never
    * answers waits its timeout): the embedded queue runs them beside its task slots, not in them.

@@ -20,18 +20,19 @@ import type { EntityKind, EntityRef, FoundEntity } from "../core/entities.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Counter, Histogram, Metrics } from "../core/metrics.ts";
 import { type RunSettings, runSettingsFrom } from "../core/run-settings.ts";
-import type { RunInfo, RunWork, TaskRecord, TaskSpec } from "../core/run-work.ts";
+import type { RunInfo, RunWork, TaskOutcome, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { NAME_KINDS, Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
 import { serviceEndpoint, servicePrefix } from "../core/service-names.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
 import { RunConnectionsRepository } from "../store/connections.ts";
-import type {
-  Ancestor,
-  EntitiesRepository,
-  StagedEntity,
-  StagedSighting,
-  StagedWork,
+import {
+  type Ancestor,
+  type EntitiesRepository,
+  type StagedEntity,
+  type StagedSighting,
+  type StagedWork,
+  stagingRows,
 } from "../store/entities.ts";
 import { type DiscoveryModule, type DiscoverySettings, discoveryLimits } from "./module.ts";
 import { LocalModules, type ModuleRunner, type RunDescription } from "./module-run.ts";
@@ -110,6 +111,13 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
       allow: settings.templateAllow.map((tag) => tag.toLowerCase()),
     },
   };
+}
+
+/** A task's sightings that may pair as virtual hosts, by address, and the modules the pairs are for. */
+interface VirtualHostCandidates {
+  modules: DiscoveryModule[];
+  newNames: Map<string, Set<string>>;
+  newServices: Map<string, StagedEntity[]>;
 }
 
 /** What a process knows of a run it works on, built once per run and process. */
@@ -218,7 +226,7 @@ export class DiscoveryEngine implements RunWork {
     return followUps;
   }
 
-  async execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[]> {
+  async execute(task: TaskRecord, run: RunInfo, signal: AbortSignal): Promise<TaskSpec[] | TaskOutcome> {
     if (task.kind === BLOCK_SLICE_TASK) return this.#expandSlice(task, run);
     const modules = task.kind.split(MODULE_JOIN).map((name) => {
       const module = this.#byName.get(name);
@@ -286,9 +294,14 @@ export class DiscoveryEngine implements RunWork {
         followUps,
       );
     }
+    // What the task found is written with its completion (RunsRepository.completeTask), a statement or
+    // commit fewer, unless it may pair with what other tasks found as a virtual host: those look-ups read
+    // the run's staging, so its own rows must be there first (see #virtualHostTasks).
+    const pairing = this.#virtualHostCandidates(work.entities, runContext);
+    if (!pairing) return { followUps, found: stagingRows(run.id, run.collectionId, work) };
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
     if (signal.aborted) return [];
-    followUps.push(...(await this.#virtualHostTasks(run, work.entities, runContext)));
+    followUps.push(...(await this.#virtualHostTasks(run, pairing, runContext)));
     return followUps;
   }
 
@@ -389,15 +402,13 @@ export class DiscoveryEngine implements RunWork {
   }
 
   /**
-   * Virtual-host tasks for what this task staged: names newly seen resolving to an address, paired with
-   * the services the run knows on it, and services newly seen, paired with the names known to resolve
-   * to their address. The task's rows are committed before the lookups, so of two tasks finishing at
-   * once the later one sees the other's rows: no pair is missed, and a pair made twice is one task key.
+   * What of a task's sightings may pair as a virtual host: names newly seen resolving to an address, and
+   * services newly seen (by their address); undefined when nothing may, or no module consumes the pairs.
    */
-  async #virtualHostTasks(run: RunInfo, staged: StagedEntity[], context: RunContext): Promise<TaskSpec[]> {
+  #virtualHostCandidates(staged: StagedEntity[], context: RunContext): VirtualHostCandidates | undefined {
     const { scope } = context;
     const modules = this.#modules.filter((module) => module.virtualHosts);
-    if (modules.length === 0) return [];
+    if (modules.length === 0) return undefined;
     const newNames = new Map<string, Set<string>>();
     const newServices = new Map<string, StagedEntity[]>();
     for (const entity of staged) {
@@ -410,7 +421,24 @@ export class DiscoveryEngine implements RunWork {
         if (address) newServices.set(address, [...(newServices.get(address) ?? []), entity]);
       }
     }
-    if (newNames.size === 0 && newServices.size === 0) return [];
+    if (newNames.size === 0 && newServices.size === 0) return undefined;
+    return { modules, newNames, newServices };
+  }
+
+  /**
+   * Virtual-host tasks for what this task staged: names newly seen resolving to an address, paired with
+   * the services the run knows on it, and services newly seen, paired with the names known to resolve
+   * to their address. The task's rows are committed before the lookups (a task with candidates stages on
+   * its own, before its completion), so of two tasks finishing at once the later one sees the other's
+   * rows: no pair is missed, and a pair made twice is one task key.
+   */
+  async #virtualHostTasks(
+    run: RunInfo,
+    candidates: VirtualHostCandidates,
+    context: RunContext,
+  ): Promise<TaskSpec[]> {
+    const { scope } = context;
+    const { modules, newNames, newServices } = candidates;
     const { entities } = this.#dependencies;
     const knownServices = await entities.staged(run.id, ["NetworkService"], {
       prefixes: [...newNames.keys()].map(servicePrefix),

@@ -11,7 +11,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { nowIso } from "../core/formats.ts";
 import type { Counter, Metrics } from "../core/metrics.ts";
-import type { RunInfo, RunWork } from "../core/run-work.ts";
+import type { RunInfo, RunWork, TaskOutcome } from "../core/run-work.ts";
+import type { StagingRows } from "../store/entities.ts";
 import type { RunRow, RunsRepository } from "../store/runs.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
 import {
@@ -375,10 +376,11 @@ export class RunCoordinator implements JobHandler {
     const module = { module: task.kind };
     this.counters.started.inc(module);
     const lease = this.inFlight.begin(runId);
-    let followUps: Awaited<ReturnType<RunWork["execute"]>>;
+    let outcome: TaskOutcome;
     try {
       try {
-        followUps = await this.work.execute(task, info, lease.signal);
+        const result = await this.work.execute(task, info, lease.signal);
+        outcome = Array.isArray(result) ? { followUps: result } : result;
       } catch (error) {
         await this.taskFailed(run, task, error, lease.signal);
         return;
@@ -400,14 +402,20 @@ export class RunCoordinator implements JobHandler {
     }
     // Done, even if a shutdown began meanwhile: keep the work. Should the database be down, the job is
     // deferred and the task done again, not counted.
-    let outcome: { added: number[]; completed: boolean };
+    let recorded: { added: number[]; completed: boolean };
     try {
-      outcome = await this.repository.completeTask(runId, task.id, followUps, this.worker);
+      recorded = await this.repository.completeTask(
+        runId,
+        task.id,
+        outcome.followUps,
+        this.worker,
+        outcome.found as StagingRows | undefined,
+      );
     } catch (error) {
       if (!(await this.repository.reachable())) this.remember(this.outageCut, task.id);
       throw error;
     }
-    const { added, completed } = outcome;
+    const { added, completed } = recorded;
     // Follow-ups this call added are queued here even when another worker completed the task meanwhile:
     // that worker found them in the run already and queues none of them.
     if (completed) this.counters.finished.inc(module);

@@ -566,6 +566,97 @@ async function allocateIds(trx: Transaction<Database>, table: "entities" | "find
   return Array.from({ length: count }, (_, index) => top + index + 1);
 }
 
+/**
+ * What one task found, as the rows its staging inserts: written by `EntitiesRepository.stage`, or with
+ * the task's completion, in the same statement or transaction (`RunsRepository.completeTask`).
+ */
+export interface StagingRows {
+  entities: Insertable<StagedEntitiesTable>[];
+  findings: Insertable<StagedFindingsTable>[];
+  notes: Insertable<Database["run_notes"]>[];
+}
+
+export function stagingRows(runId: number, collectionId: number, work: StagedWork): StagingRows {
+  const seenAt = nowIso();
+  return {
+    entities: work.entities.map((entity) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      kind: entity.kind,
+      name: entity.name,
+      details: JSON.stringify(entity.details),
+      scoped: entity.scoped ? 1 : 0,
+      hidden: entity.hidden ? 1 : 0,
+      depth: entity.depth,
+      aliases: JSON.stringify(entity.aliases),
+      ancestors: JSON.stringify(entity.ancestors),
+      task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
+      seen_at: seenAt,
+    })),
+    findings: work.findings.map((finding) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      ...findingColumns(finding),
+      details: JSON.stringify(finding.details),
+      seen_at: seenAt,
+    })),
+    notes: work.notes.map((note) => ({
+      run_id: runId,
+      collection_id: collectionId,
+      kind: typeof note === "string" ? (work.noteKind ?? "other") : note.kind,
+      message: typeof note === "string" ? note : note.message,
+      created_at: seenAt,
+    })),
+  };
+}
+
+export const stagingSize = (rows: StagingRows) =>
+  rows.entities.length + rows.findings.length + rows.notes.length;
+
+/** Whether every insert of the rows is one statement's worth (a common table expression each). */
+export const stagingFitsOneStatement = (rows: StagingRows) =>
+  rows.entities.length <= CHUNK && rows.findings.length <= CHUNK && rows.notes.length <= CHUNK;
+
+/** The rows' non-empty inserts, by table. */
+function stagingInserts(rows: StagingRows) {
+  return [
+    { table: "staged_entities" as const, rows: rows.entities },
+    { table: "staged_findings" as const, rows: rows.findings },
+    { table: "run_notes" as const, rows: rows.notes },
+  ].filter((insert) => insert.rows.length > 0);
+}
+
+/**
+ * PostgreSQL: `creator` with the staging inserts as common table expressions (`staged_0`, …), for the
+ * statement built on it to write them too. Each insert must fit one statement (`stagingFitsOneStatement`).
+ */
+export function withStaging(creator: QueryCreator<Database>, rows: StagingRows): QueryCreator<Database> {
+  return withStagingInserts(creator, stagingInserts(rows));
+}
+
+function withStagingInserts(
+  creator: QueryCreator<Database>,
+  inserts: ReturnType<typeof stagingInserts>,
+): QueryCreator<Database> {
+  // Kysely types a chain of CTEs by their names and tables; built in a loop, it is one query creator.
+  let chained = creator;
+  for (const [i, insert] of inserts.entries())
+    chained = chained.with(`staged_${i}`, (db) =>
+      db
+        .insertInto(insert.table)
+        .values(insert.rows as never)
+        .returning("id"),
+    ) as unknown as QueryCreator<Database>;
+  return chained;
+}
+
+/** Writes the rows in chunks (inside a transaction, for them to land together). */
+export async function insertStaging(db: Kysely<Database>, rows: StagingRows): Promise<void> {
+  await insertChunks(db, "staged_entities", rows.entities);
+  await insertChunks(db, "staged_findings", rows.findings);
+  if (rows.notes.length > 0) await db.insertInto("run_notes").values(rows.notes).execute();
+}
+
 /** Staged rows read per page, and entities merged and written per batch. */
 const PAGE = 250;
 
@@ -581,87 +672,31 @@ export class EntitiesRepository {
 
   /** Appends what a task found to the run's staging rows (append-only: concurrent tasks never conflict). */
   async stage(runId: number, collectionId: number, work: StagedWork): Promise<void> {
-    if (work.entities.length + work.findings.length + work.notes.length === 0) return;
-    const seenAt = nowIso();
-    const entities = work.entities.map((entity) => ({
-      run_id: runId,
-      collection_id: collectionId,
-      kind: entity.kind,
-      name: entity.name,
-      details: JSON.stringify(entity.details),
-      scoped: entity.scoped ? 1 : 0,
-      hidden: entity.hidden ? 1 : 0,
-      depth: entity.depth,
-      aliases: JSON.stringify(entity.aliases),
-      ancestors: JSON.stringify(entity.ancestors),
-      task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
-      seen_at: seenAt,
-    }));
-    // Most tasks stage a few entities and nothing else: one statement, atomic by itself, with no
-    // transaction around it (on PostgreSQL two round trips fewer per task).
-    if (entities.length <= CHUNK && work.findings.length === 0 && work.notes.length === 0) {
-      await this.db.insertInto("staged_entities").values(entities).execute();
-      return;
-    }
-    const findings = work.findings.map((finding) => ({
-      run_id: runId,
-      collection_id: collectionId,
-      ...findingColumns(finding),
-      details: JSON.stringify(finding.details),
-      seen_at: seenAt,
-    }));
-    const notes = work.notes.map((note) => ({
-      run_id: runId,
-      collection_id: collectionId,
-      kind: typeof note === "string" ? (work.noteKind ?? "other") : note.kind,
-      message: typeof note === "string" ? note : note.message,
-      created_at: seenAt,
-    }));
-    if (
-      this.db.getExecutor().adapter instanceof PostgresAdapter &&
-      entities.length <= CHUNK &&
-      findings.length <= CHUNK &&
-      notes.length <= CHUNK
-    ) {
-      await this.#stageInOneStatement(entities, findings, notes);
-      return;
-    }
-    await this.db.transaction().execute(async (trx) => {
-      await insertChunks(trx, "staged_entities", entities);
-      await insertChunks(trx, "staged_findings", findings);
-      if (notes.length > 0) await trx.insertInto("run_notes").values(notes).execute();
-    });
+    await this.stageRows(stagingRows(runId, collectionId, work));
   }
 
-  /**
-   * PostgreSQL: a task's entities, findings and notes in one statement (inserts as common table
-   * expressions), atomic as a statement is: one round trip where a transaction took four or five.
-   */
-  async #stageInOneStatement(
-    entities: Insertable<StagedEntitiesTable>[],
-    findings: Insertable<Database["staged_findings"]>[],
-    notes: Insertable<Database["run_notes"]>[],
-  ): Promise<void> {
-    // The non-empty inserts: all but the last as CTEs, the last as the statement itself.
-    const inserts = [
-      { table: "staged_entities" as const, rows: entities },
-      { table: "staged_findings" as const, rows: findings },
-      { table: "run_notes" as const, rows: notes },
-    ].filter((insert) => insert.rows.length > 0);
-    // Kysely types a chain of CTEs by their names and tables; built in a loop, it is one query creator.
-    let creator: QueryCreator<Database> = this.db;
-    for (const [i, insert] of inserts.slice(0, -1).entries())
-      creator = creator.with(`staged_${i}`, (db) =>
-        db
-          .insertInto(insert.table)
-          .values(insert.rows as never)
-          .returning("id"),
-      ) as unknown as QueryCreator<Database>;
-    const last = inserts[inserts.length - 1];
-    await creator
-      .insertInto(last.table)
-      .values(last.rows as never)
-      .execute();
+  /** Writes a task's staging rows (`stagingRows`) on their own, without a completion. */
+  async stageRows(rows: StagingRows): Promise<void> {
+    if (stagingSize(rows) === 0) return;
+    // Most tasks stage a few entities and nothing else: one statement, atomic by itself, with no
+    // transaction around it (on PostgreSQL two round trips fewer per task).
+    if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
+      await this.db.insertInto("staged_entities").values(rows.entities).execute();
+      return;
+    }
+    // PostgreSQL: a task's entities, findings and notes in one statement (inserts as common table
+    // expressions, the last one the statement itself), atomic as a statement is: one round trip where
+    // a transaction took four or five.
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter && stagingFitsOneStatement(rows)) {
+      const inserts = stagingInserts(rows);
+      const last = inserts.pop()!;
+      await withStagingInserts(this.db, inserts)
+        .insertInto(last.table)
+        .values(last.rows as never)
+        .execute();
+      return;
+    }
+    await this.db.transaction().execute((trx) => insertStaging(trx, rows));
   }
 
   /**

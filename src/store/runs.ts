@@ -9,6 +9,13 @@ import { yieldToLoop } from "../core/pace.ts";
 import type { RunSettings } from "../core/run-settings.ts";
 import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
+import {
+  insertStaging,
+  type StagingRows,
+  stagingFitsOneStatement,
+  stagingSize,
+  withStaging,
+} from "./entities.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
 import type { AccountStatus, Database, RunsTable, RunTrigger } from "./schema.ts";
 
@@ -524,27 +531,40 @@ export class RunsRepository {
   }
 
   /**
-   * Records a done task and its follow-ups. The follow-ups go first, in one short statement (PostgreSQL)
-   * or transaction (SQLite), sorted by key and skipping keys the run has: concurrent completions naming
+   * Records a done task, what it found (`found`: its staging rows, when the work left them to be written
+   * here) and its follow-ups. The follow-ups go first, in one short statement (PostgreSQL) or
+   * transaction (SQLite), sorted by key and skipping keys the run has: concurrent completions naming
    * the same follow-up never wait on each other's whole transaction. Then the task is marked done (the
-   * run's counts follow: at once on SQLite, within COUNT_WRITE_MS on PostgreSQL). Nobody sees the task done without its
-   * follow-ups (which would look like "no task left"); a completion that dies between the two leaves the
-   * task undone, and its repetition finds the follow-ups there. Answers the ids of the follow-ups new to
-   * the run, and whether this call marked the task done (false: another worker had already completed it).
+   * run's counts follow: at once on SQLite, within COUNT_WRITE_MS on PostgreSQL). Nobody sees the task
+   * done without its follow-ups (which would look like "no task left") or without what it found; a
+   * completion that dies half-way leaves the task undone, and its repetition finds the follow-ups there.
+   * Answers the ids of the follow-ups new to the run, and whether this call marked the task done (false:
+   * another worker had already completed it).
+   *
+   * What a task found is written in the statement (PostgreSQL) or transaction (SQLite) that marks it
+   * done, where it fits: a statement, or a commit, fewer for every task (docs/scale.md, Session 9).
    */
   async completeTask(
     runId: number,
     taskId: number,
     followUps: TaskSpec[],
     worker: string,
+    found?: StagingRows,
   ): Promise<{ added: number[]; completed: boolean }> {
     const now = nowIso();
+    let staging = found && stagingSize(found) > 0 ? found : undefined;
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      // Staging that does not fit the completion's statement is written first, in a transaction of its own.
+      if (staging && (!stagingFitsOneStatement(staging) || followUps.length > CHUNK)) {
+        const rows = staging;
+        await this.db.transaction().execute((trx) => insertStaging(trx, rows));
+        staging = undefined;
+      }
       if (followUps.length > 0 && followUps.length <= CHUNK)
-        return this.#completeWithFollowUps(runId, taskId, followUps, worker, now);
+        return this.#completeWithFollowUps(runId, taskId, followUps, worker, now, staging);
       const added = await this.addTasks(runId, followUps, now);
       const completed = changed(
-        await this.db
+        await (staging ? withStaging(this.db, staging) : this.db)
           .updateTable("run_tasks")
           .set({ status: "done", worker, error: null, finished_at: now })
           .where("id", "=", taskId)
@@ -556,6 +576,7 @@ export class RunsRepository {
     }
     // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
     return this.db.transaction().execute(async (trx) => {
+      if (staging) await insertStaging(trx, staging);
       const added = await this.#addTasks(trx, runId, followUps, now);
       const done = await trx
         .updateTable("run_tasks")
@@ -575,9 +596,9 @@ export class RunsRepository {
   }
 
   /**
-   * PostgreSQL, a task with a few follow-ups: the follow-ups and the task's completion in one statement
-   * (a round trip where there were two), atomic as a statement is. Its locks are taken in the same order
-   * as `addTasks` takes them: the follow-ups' keys, sorted.
+   * PostgreSQL, a task with a few follow-ups: what it found, the follow-ups and the task's completion in
+   * one statement (a round trip where there were up to three), atomic as a statement is. Its locks are
+   * taken in the same order as `addTasks` takes them: the follow-ups' keys, sorted.
    */
   async #completeWithFollowUps(
     runId: number,
@@ -585,9 +606,10 @@ export class RunsRepository {
     followUps: TaskSpec[],
     worker: string,
     now: string,
+    found: StagingRows | undefined,
   ): Promise<{ added: number[]; completed: boolean }> {
     const rows = byKey(followUps).map((task) => pendingRow(runId, task, now));
-    const row = await this.db
+    const row = await (found ? withStaging(this.db, found) : this.db)
       .with("added", (db) =>
         db
           .insertInto("run_tasks")

@@ -20,6 +20,7 @@ import { Throttle } from "../../src/discovery/net/throttle.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { CollectionsRepository } from "../../src/store/collections.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
+import type { StagingRows } from "../../src/store/entities.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { EntitiesReader } from "./entities-reader.ts";
 import { createTestStore, type TestStore } from "./stores.ts";
@@ -33,7 +34,11 @@ export interface DriveResult {
 export async function driveRun(
   work: RunWork,
   run: RunInfo,
-  options: { concurrency?: number; signal?: AbortSignal } = {},
+  options: {
+    concurrency?: number;
+    signal?: AbortSignal;
+    stageFound?: (found: unknown) => Promise<void>;
+  } = {},
 ): Promise<DriveResult> {
   const signal = options.signal ?? new AbortController().signal;
   const seen = new Set<string>();
@@ -55,15 +60,20 @@ export async function driveRun(
       while (active < (options.concurrency ?? 8) && queue.length > 0) {
         const task = queue.shift()!;
         active++;
-        work.execute(task, run, signal).then(
-          (followUps) => {
+        work
+          .execute(task, run, signal)
+          .then(async (result) => {
+            const { followUps, found } = Array.isArray(result)
+              ? { followUps: result, found: undefined }
+              : result;
+            // What the work left to be written with the task's completion (RunsRepository.completeTask).
+            if (found) await options.stageFound?.(found);
             active--;
             done.push(task);
             if (!signal.aborted) enqueue(followUps);
             pump();
-          },
-          (error) => reject(error),
-        );
+          })
+          .catch((error) => reject(error));
       }
     };
     pump();
@@ -118,7 +128,11 @@ export async function discoveryFixture(
         collectionName: "lab",
         accountId: account.id,
       };
-      return { run, ...(await driveRun(engine, run, { concurrency: 16, signal: options.signal })) };
+      const stageFound = (found: unknown) => entities.stageRows(found as StagingRows);
+      return {
+        run,
+        ...(await driveRun(engine, run, { concurrency: 16, signal: options.signal, stageFound })),
+      };
     },
     async close() {
       await store.close();

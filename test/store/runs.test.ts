@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
+import { stagingRows } from "../../src/store/entities.ts";
 import type { Services } from "../../src/store/services.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
@@ -251,6 +252,115 @@ for (const { dialect, skip } of await dialects()) {
         "a late write leaves a claimed run alone",
       );
       assert.ok(await services.runs.markFinished(run.id));
+    });
+
+    test("what a task found is written with its completion, whole or not at all: with follow-ups or none, and larger than one statement", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(4, "seed"), deadline()));
+      const ids = await services.runs.unfinishedTaskIds(run.id);
+      const sighting = (name: string) => ({
+        kind: "DnsRecord",
+        name,
+        details: { seen: name },
+        scoped: true,
+        hidden: false,
+        depth: 1,
+        aliases: [],
+        ancestors: [],
+      });
+      const found = (names: string[], notes: string[] = []) =>
+        stagingRows(run.id, collectionId, {
+          entities: names.map(sighting),
+          findings: [
+            {
+              name: "check",
+              entityKind: "DnsRecord",
+              entityName: names[0],
+              prettyName: "A check",
+              severity: 3,
+              confidence: "confirmed",
+              category: "misconfiguration",
+              description: "What it is.",
+              remediation: "What to do.",
+              references: [],
+              details: {},
+              scoped: true,
+            },
+          ],
+          notes,
+          noteKind: "dns",
+        });
+      const staged = async () => ({
+        entities: (
+          await services.store.db
+            .selectFrom("staged_entities")
+            .select("name")
+            .where("run_id", "=", run.id)
+            .execute()
+        ).length,
+        findings: (
+          await services.store.db
+            .selectFrom("staged_findings")
+            .select("id")
+            .where("run_id", "=", run.id)
+            .execute()
+        ).length,
+        notes: (
+          await services.store.db.selectFrom("run_notes").select("id").where("run_id", "=", run.id).execute()
+        ).length,
+      });
+      const status = async (id: number) =>
+        (
+          await services.store.db
+            .selectFrom("run_tasks")
+            .select("status")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).status;
+
+      for (const id of ids) await services.runs.beginTask(id, "a:1");
+      // No follow-ups.
+      assert.deepEqual(
+        await services.runs.completeTask(run.id, ids[0], [], "a:1", found(["a.acme.test"], ["n"])),
+        {
+          added: [],
+          completed: true,
+        },
+      );
+      assert.deepEqual(await staged(), { entities: 1, findings: 1, notes: 1 });
+      // With follow-ups.
+      const withFollowUps = await services.runs.completeTask(
+        run.id,
+        ids[1],
+        tasks(2, "next"),
+        "a:1",
+        found(["b.acme.test"]),
+      );
+      assert.deepEqual([withFollowUps.completed, withFollowUps.added.length], [true, 2]);
+      assert.deepEqual(await staged(), { entities: 2, findings: 2, notes: 1 });
+      // More rows than one insert takes (a zone transfer's names).
+      const many = Array.from({ length: 250 }, (_, i) => `h${i}.acme.test`);
+      assert.equal(
+        (await services.runs.completeTask(run.id, ids[2], [], "a:1", found(many))).completed,
+        true,
+      );
+      assert.deepEqual(await staged(), { entities: 252, findings: 3, notes: 1 });
+      // A completion that fails writes nothing of what the task found, and leaves the task to be done again.
+      const broken = found(["c.acme.test", "d.acme.test"]);
+      broken.findings[0].name = null as never;
+      await assert.rejects(services.runs.completeTask(run.id, ids[3], tasks(1, "late"), "a:1", broken));
+      assert.deepEqual(
+        await staged(),
+        { entities: 252, findings: 3, notes: 1 },
+        "nothing of a failed completion",
+      );
+      assert.equal(await status(ids[3]), "running");
+      assert.deepEqual(
+        (await services.runs.unfinishedTaskIds(run.id, { includeRunning: true })).length,
+        3,
+        "the two follow-ups of the second task and the failed one; not the failed one's follow-up",
+      );
+      assert.equal(await services.runs.end(run.id, "cancelled", null), true);
     });
 
     test("what a task stages with its findings and notes lands whole", async () => {
