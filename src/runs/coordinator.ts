@@ -24,6 +24,7 @@ import {
   type RunQueue,
   type TaskSlot,
 } from "./queue.ts";
+import { RidingCompletions } from "./riding-completions.ts";
 
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
@@ -131,6 +132,8 @@ export class RunCoordinator implements JobHandler {
   /** Ended runs whose task rows this process is clearing, one at a time, in the background (`clearEnded`). */
   private readonly clearing = new Set<number>();
   private cleared: Promise<void> = Promise.resolve();
+  /** Completions of tasks without follow-ups, written with the next task's start. */
+  private readonly riding: RidingCompletions;
 
   constructor(options: CoordinatorOptions) {
     this.repository = options.repository;
@@ -142,6 +145,7 @@ export class RunCoordinator implements JobHandler {
     this.log = options.log ?? SILENT;
     this.hooks = options.hooks ?? [];
     this.counters = taskCounters(options.metrics);
+    this.riding = new RidingCompletions(options.repository, options.worker);
     this.inFlight = new InFlight({
       watch: (runIds) => this.watch(runIds),
       pollMs: WATCH_MS,
@@ -352,9 +356,7 @@ export class RunCoordinator implements JobHandler {
       await this.expire(run);
       return;
     }
-    const task = await this.repository.beginTask(taskId, this.worker, {
-      uncounted: this.outageCut.delete(taskId),
-    });
+    const task = await this.riding.begin(taskId, { uncounted: this.outageCut.delete(taskId) });
     if (!task) {
       // A repeated job of a done task: its worker may have died before queueing the follow-ups.
       await this.continueRun(run);
@@ -403,14 +405,14 @@ export class RunCoordinator implements JobHandler {
     // Done, even if a shutdown began meanwhile: keep the work. Should the database be down, the job is
     // deferred and the task done again, not counted.
     let recorded: { added: number[]; completed: boolean };
+    const found = outcome.found as StagingRows | undefined;
     try {
-      recorded = await this.repository.completeTask(
-        runId,
-        task.id,
-        outcome.followUps,
-        this.worker,
-        outcome.found as StagingRows | undefined,
-      );
+      // A task without follow-ups gives its slot back and its completion rides with the next task's
+      // start (riding-completions.ts); the embedded queue's slots are the only ones that can be given.
+      if (outcome.followUps.length === 0 && slot?.release())
+        recorded = { added: [], completed: await this.riding.ride({ runId, taskId: task.id, found }) };
+      else
+        recorded = await this.repository.completeTask(runId, task.id, outcome.followUps, this.worker, found);
     } catch (error) {
       if (!(await this.repository.reachable())) this.remember(this.outageCut, task.id);
       throw error;

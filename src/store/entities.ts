@@ -7,7 +7,6 @@ import {
   type Insertable,
   type Kysely,
   PostgresAdapter,
-  type QueryCreator,
   type Selectable,
   sql,
   type Transaction,
@@ -613,41 +612,50 @@ export function stagingRows(runId: number, collectionId: number, work: StagedWor
 export const stagingSize = (rows: StagingRows) =>
   rows.entities.length + rows.findings.length + rows.notes.length;
 
-/** Whether every insert of the rows is one statement's worth (a common table expression each). */
-export const stagingFitsOneStatement = (rows: StagingRows) =>
-  rows.entities.length <= CHUNK && rows.findings.length <= CHUNK && rows.notes.length <= CHUNK;
-
-/** The rows' non-empty inserts, by table. */
-function stagingInserts(rows: StagingRows) {
-  return [
-    { table: "staged_entities" as const, rows: rows.entities },
-    { table: "staged_findings" as const, rows: rows.findings },
-    { table: "run_notes" as const, rows: rows.notes },
-  ].filter((insert) => insert.rows.length > 0);
+/** Several tasks' staging rows as one. */
+export function joinStaging(list: StagingRows[]): StagingRows {
+  return {
+    entities: list.flatMap((rows) => rows.entities),
+    findings: list.flatMap((rows) => rows.findings),
+    notes: list.flatMap((rows) => rows.notes),
+  };
 }
+
+/** A column of rows as one array parameter, cast to the column's type. */
+const column = <Row>(rows: Row[], type: "integer" | "text", pick: (row: Row) => unknown) =>
+  sql`${rows.map(pick)}::${sql.raw(type)}[]`;
 
 /**
- * PostgreSQL: `creator` with the staging inserts as common table expressions (`staged_0`, …), for the
- * statement built on it to write them too. Each insert must fit one statement (`stagingFitsOneStatement`).
+ * PostgreSQL: the staging inserts as common table expressions (`staged_entities_in`, `staged_findings_in`,
+ * `run_notes_in`) for a statement to begin with, each reading its rows from arrays (`unnest`): the same
+ * text for any number of rows, so the statement is prepared once per connection (prepared-statements.ts)
+ * and has no bound on its rows.
  */
-export function withStaging(creator: QueryCreator<Database>, rows: StagingRows): QueryCreator<Database> {
-  return withStagingInserts(creator, stagingInserts(rows));
-}
-
-function withStagingInserts(
-  creator: QueryCreator<Database>,
-  inserts: ReturnType<typeof stagingInserts>,
-): QueryCreator<Database> {
-  // Kysely types a chain of CTEs by their names and tables; built in a loop, it is one query creator.
-  let chained = creator;
-  for (const [i, insert] of inserts.entries())
-    chained = chained.with(`staged_${i}`, (db) =>
-      db
-        .insertInto(insert.table)
-        .values(insert.rows as never)
-        .returning("id"),
-    ) as unknown as QueryCreator<Database>;
-  return chained;
+export function stagingCtes(rows: StagingRows) {
+  const { entities: e, findings: f, notes: n } = rows;
+  return sql`staged_entities_in as (
+    insert into staged_entities (run_id, collection_id, kind, name, details, scoped, hidden, depth, aliases, ancestors, task_result, seen_at)
+    select * from unnest(${column(e, "integer", (r) => r.run_id)}, ${column(e, "integer", (r) => r.collection_id)},
+      ${column(e, "text", (r) => r.kind)}, ${column(e, "text", (r) => r.name)}, ${column(e, "text", (r) => r.details)},
+      ${column(e, "integer", (r) => r.scoped)}, ${column(e, "integer", (r) => r.hidden)}, ${column(e, "integer", (r) => r.depth)},
+      ${column(e, "text", (r) => r.aliases)}, ${column(e, "text", (r) => r.ancestors)}, ${column(e, "text", (r) => r.task_result ?? null)},
+      ${column(e, "text", (r) => r.seen_at)})
+    returning id
+  ), staged_findings_in as (
+    insert into staged_findings (run_id, collection_id, name, entity_kind, entity_name, pretty_name, severity, confidence, category, description, remediation, reference_links, details, scoped, seen_at)
+    select * from unnest(${column(f, "integer", (r) => r.run_id)}, ${column(f, "integer", (r) => r.collection_id)},
+      ${column(f, "text", (r) => r.name)}, ${column(f, "text", (r) => r.entity_kind)}, ${column(f, "text", (r) => r.entity_name)},
+      ${column(f, "text", (r) => r.pretty_name)}, ${column(f, "integer", (r) => r.severity)}, ${column(f, "text", (r) => r.confidence)},
+      ${column(f, "text", (r) => r.category)}, ${column(f, "text", (r) => r.description)}, ${column(f, "text", (r) => r.remediation)},
+      ${column(f, "text", (r) => r.reference_links)}, ${column(f, "text", (r) => r.details)}, ${column(f, "integer", (r) => r.scoped)},
+      ${column(f, "text", (r) => r.seen_at)})
+    returning id
+  ), run_notes_in as (
+    insert into run_notes (run_id, collection_id, kind, message, created_at)
+    select * from unnest(${column(n, "integer", (r) => r.run_id)}, ${column(n, "integer", (r) => r.collection_id)},
+      ${column(n, "text", (r) => r.kind)}, ${column(n, "text", (r) => r.message)}, ${column(n, "text", (r) => r.created_at)})
+    returning id
+  )`;
 }
 
 /** Writes the rows in chunks (inside a transaction, for them to land together). */
@@ -678,22 +686,15 @@ export class EntitiesRepository {
   /** Writes a task's staging rows (`stagingRows`) on their own, without a completion. */
   async stageRows(rows: StagingRows): Promise<void> {
     if (stagingSize(rows) === 0) return;
-    // Most tasks stage a few entities and nothing else: one statement, atomic by itself, with no
-    // transaction around it (on PostgreSQL two round trips fewer per task).
-    if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
-      await this.db.insertInto("staged_entities").values(rows.entities).execute();
+    // PostgreSQL: a task's entities, findings and notes in one statement, atomic as a statement is: one
+    // round trip where a transaction took four or five.
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      await sql`with ${stagingCtes(rows)} select 1`.execute(this.db);
       return;
     }
-    // PostgreSQL: a task's entities, findings and notes in one statement (inserts as common table
-    // expressions, the last one the statement itself), atomic as a statement is: one round trip where
-    // a transaction took four or five.
-    if (this.db.getExecutor().adapter instanceof PostgresAdapter && stagingFitsOneStatement(rows)) {
-      const inserts = stagingInserts(rows);
-      const last = inserts.pop()!;
-      await withStagingInserts(this.db, inserts)
-        .insertInto(last.table)
-        .values(last.rows as never)
-        .execute();
+    // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.
+    if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
+      await this.db.insertInto("staged_entities").values(rows.entities).execute();
       return;
     }
     await this.db.transaction().execute((trx) => insertStaging(trx, rows));

@@ -9,17 +9,29 @@ import { yieldToLoop } from "../core/pace.ts";
 import type { RunSettings } from "../core/run-settings.ts";
 import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
-import {
-  insertStaging,
-  type StagingRows,
-  stagingFitsOneStatement,
-  stagingSize,
-  withStaging,
-} from "./entities.ts";
+import { insertStaging, joinStaging, type StagingRows, stagingCtes, stagingSize } from "./entities.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
-import type { AccountStatus, Database, RunsTable, RunTrigger } from "./schema.ts";
+import type { AccountStatus, Database, RunsTable, RunTasksTable, RunTrigger } from "./schema.ts";
 
 export type RunRow = Selectable<RunsTable>;
+type RunTaskRow = Selectable<RunTasksTable>;
+
+/** A task done without follow-ups, with what it found, whose completion rides with another statement. */
+export interface DoneTask {
+  runId: number;
+  taskId: number;
+  found?: StagingRows;
+}
+
+const taskRecord = (row: RunTaskRow): TaskRecord => ({
+  id: row.id,
+  runId: row.run_id,
+  key: row.key,
+  kind: row.kind,
+  payload: JSON.parse(row.payload),
+  depth: row.depth,
+  attempts: row.attempts,
+});
 
 /** The states a run leaves only by ending; the partial unique index allows one of them per collection. */
 
@@ -506,43 +518,40 @@ export class RunsRepository {
     worker: string,
     options: { uncounted?: boolean } = {},
   ): Promise<TaskRecord | undefined> {
-    // One statement: the update answers the row (both dialects have RETURNING).
-    const row = await this.db
+    return this.#begin(this.db, taskId, worker, options.uncounted ?? false);
+  }
+
+  /** One statement: the update answers the row (both dialects have RETURNING). */
+  async #begin(
+    db: Kysely<Database>,
+    taskId: number,
+    worker: string,
+    uncounted: boolean,
+  ): Promise<TaskRecord | undefined> {
+    const row = await db
       .updateTable("run_tasks")
       .set((eb) => ({
         status: "running",
         worker,
-        ...(options.uncounted ? {} : { attempts: eb("attempts", "+", 1) }),
+        ...(uncounted ? {} : { attempts: eb("attempts", "+", 1) }),
       }))
       .where("id", "=", taskId)
       .where("status", "!=", "done")
       .returningAll()
       .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      runId: row.run_id,
-      key: row.key,
-      kind: row.kind,
-      payload: JSON.parse(row.payload),
-      depth: row.depth,
-      attempts: row.attempts,
-    };
+    return row && taskRecord(row);
   }
 
   /**
    * Records a done task, what it found (`found`: its staging rows, when the work left them to be written
-   * here) and its follow-ups. The follow-ups go first, in one short statement (PostgreSQL) or
-   * transaction (SQLite), sorted by key and skipping keys the run has: concurrent completions naming
-   * the same follow-up never wait on each other's whole transaction. Then the task is marked done (the
-   * run's counts follow: at once on SQLite, within COUNT_WRITE_MS on PostgreSQL). Nobody sees the task
-   * done without its follow-ups (which would look like "no task left") or without what it found; a
-   * completion that dies half-way leaves the task undone, and its repetition finds the follow-ups there.
+   * here) and its follow-ups, atomically: one statement on PostgreSQL, one transaction on SQLite. Nobody
+   * sees the task done without its follow-ups (which would look like "no task left") or without what it
+   * found; a completion that fails writes none of it, and its repetition finds any follow-ups another
+   * completion added. The follow-ups are inserted sorted by key, skipping keys the run has: concurrent
+   * completions naming the same follow-ups take their locks in the same order and never wait on each
+   * other in a cycle. The run's counts follow: at once on SQLite, within COUNT_WRITE_MS on PostgreSQL.
    * Answers the ids of the follow-ups new to the run, and whether this call marked the task done (false:
    * another worker had already completed it).
-   *
-   * What a task found is written in the statement (PostgreSQL) or transaction (SQLite) that marks it
-   * done, where it fits: a statement, or a commit, fewer for every task (docs/scale.md, Session 9).
    */
   async completeTask(
     runId: number,
@@ -552,91 +561,136 @@ export class RunsRepository {
     found?: StagingRows,
   ): Promise<{ added: number[]; completed: boolean }> {
     const now = nowIso();
-    let staging = found && stagingSize(found) > 0 ? found : undefined;
+    const staging = found && stagingSize(found) > 0 ? [found] : [];
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      // Staging that does not fit the completion's statement is written first, in a transaction of its own.
-      if (staging && (!stagingFitsOneStatement(staging) || followUps.length > CHUNK)) {
-        const rows = staging;
-        await this.db.transaction().execute((trx) => insertStaging(trx, rows));
-        staging = undefined;
-      }
-      if (followUps.length > 0 && followUps.length <= CHUNK)
-        return this.#completeWithFollowUps(runId, taskId, followUps, worker, now, staging);
-      const added = await this.addTasks(runId, followUps, now);
-      const completed = changed(
-        await (staging ? withStaging(this.db, staging) : this.db)
-          .updateTable("run_tasks")
-          .set({ status: "done", worker, error: null, finished_at: now })
-          .where("id", "=", taskId)
-          .where("status", "!=", "done")
-          .executeTakeFirst(),
-      );
-      this.#count(runId, 0, completed ? 1 : 0);
-      return { added, completed };
+      const written = await this.#writeOutcomes({ runId, followUps, staging, done: [taskId], worker, now });
+      return { added: inGivenOrder(followUps, written.added), completed: written.completed.has(taskId) };
     }
     // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
     return this.db.transaction().execute(async (trx) => {
-      if (staging) await insertStaging(trx, staging);
+      for (const rows of staging) await insertStaging(trx, rows);
       const added = await this.#addTasks(trx, runId, followUps, now);
-      const done = await trx
-        .updateTable("run_tasks")
-        .set({ status: "done", worker, error: null, finished_at: now })
-        .where("id", "=", taskId)
-        .where("status", "!=", "done")
-        .executeTakeFirst();
-      const completed = changed(done);
-      if (completed)
-        await trx
-          .updateTable("runs")
-          .set((eb) => ({ tasks_done: eb("tasks_done", "+", 1), updated_at: now }))
-          .where("id", "=", runId)
-          .execute();
-      return { added, completed };
+      const completed = await this.#markDone(trx, [{ runId, taskId }], worker, now);
+      return { added, completed: completed.has(taskId) };
     });
   }
 
   /**
-   * PostgreSQL, a task with a few follow-ups: what it found, the follow-ups and the task's completion in
-   * one statement (a round trip where there were up to three), atomic as a statement is. Its locks are
-   * taken in the same order as `addTasks` takes them: the follow-ups' keys, sorted.
+   * Records tasks done without follow-ups (with what they found) and begins task `next` as `beginTask`
+   * does, in one statement on PostgreSQL or one transaction (one commit) on SQLite: the completions ride
+   * with the next task's start (runs/riding-completions.ts). Without `next`, only the completions.
+   * Answers the task begun (undefined when it is done already, or none was asked) and which of `done`
+   * this call marked done.
    */
-  async #completeWithFollowUps(
-    runId: number,
-    taskId: number,
-    followUps: TaskSpec[],
+  async completeAndBegin(
+    done: DoneTask[],
+    worker: string,
+    next?: { taskId: number; uncounted?: boolean },
+  ): Promise<{ task: TaskRecord | undefined; completed: Set<number> }> {
+    const now = nowIso();
+    const staging = done.flatMap((task) => (task.found && stagingSize(task.found) > 0 ? [task.found] : []));
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      const written = await this.#writeOutcomes({
+        followUps: [],
+        staging,
+        done: done.map((task) => task.taskId),
+        worker,
+        now,
+        next,
+      });
+      return { task: written.begun && taskRecord(written.begun), completed: written.completed };
+    }
+    return this.db.transaction().execute(async (trx) => {
+      for (const rows of staging) await insertStaging(trx, rows);
+      const completed = await this.#markDone(trx, done, worker, now);
+      const task = next && (await this.#begin(trx, next.taskId, worker, next.uncounted ?? false));
+      return { task, completed };
+    });
+  }
+
+  /**
+   * PostgreSQL: what tasks found, the follow-ups of one of them, the tasks marked done and the start of
+   * the next task, in one statement of one text (its rows passed as arrays), prepared once per
+   * connection. Counts what it added and marked done for the runs' rows.
+   */
+  async #writeOutcomes(input: {
+    runId?: number;
+    followUps: TaskSpec[];
+    staging: StagingRows[];
+    done: number[];
+    worker: string;
+    now: string;
+    next?: { taskId: number; uncounted?: boolean };
+  }): Promise<{ added: Array<{ id: number; key: string }>; completed: Set<number>; begun?: RunTaskRow }> {
+    const { worker, now, next } = input;
+    const rows =
+      input.runId === undefined
+        ? []
+        : byKey(input.followUps).map((task) => pendingRow(input.runId!, task, now));
+    const column = <T>(type: "integer" | "text", pick: (row: (typeof rows)[number]) => T) =>
+      sql`${rows.map(pick)}::${sql.raw(type)}[]`;
+    const result = await sql<{
+      added: Array<{ id: number; key: string }>;
+      done: Array<{ id: number; run_id: number }>;
+      begun: RunTaskRow | null;
+    }>`with ${stagingCtes(joinStaging(input.staging))}, added as (
+        insert into run_tasks (run_id, key, kind, payload, depth, status, attempts, created_at)
+        select * from unnest(${column("integer", (r) => r.run_id)}, ${column("text", (r) => r.key)},
+          ${column("text", (r) => r.kind)}, ${column("text", (r) => r.payload)}, ${column("integer", (r) => r.depth)},
+          ${column("text", (r) => r.status)}, ${column("integer", (r) => r.attempts)}, ${column("text", (r) => r.created_at)})
+        on conflict (run_id, key) do nothing
+        returning id, key
+      ), done as (
+        update run_tasks set status = 'done', worker = ${worker}, error = null, finished_at = ${now}
+        where id = any(${input.done}::integer[]) and status <> 'done'
+        returning id, run_id
+      ), begun as (
+        update run_tasks set status = 'running', worker = ${worker}, attempts = attempts + ${next?.uncounted ? 0 : 1}::integer
+        where id = ${next?.taskId ?? null}::integer and status <> 'done'
+        returning *
+      )
+      select
+        (select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added) as added,
+        (select coalesce(json_agg(json_build_object('id', id, 'run_id', run_id)), '[]'::json) from done) as done,
+        (select row_to_json(begun) from begun) as begun`.execute(this.db);
+    const row = result.rows[0];
+    if (input.runId !== undefined && row.added.length > 0) this.#count(input.runId, row.added.length, 0);
+    for (const task of row.done) this.#count(task.run_id, 0, 1);
+    return {
+      added: row.added,
+      completed: new Set(row.done.map((task) => task.id)),
+      begun: row.begun ?? undefined,
+    };
+  }
+
+  /** SQLite, in a transaction: marks the tasks done and counts them in their runs' rows; answers those it marked. */
+  async #markDone(
+    trx: Kysely<Database>,
+    tasks: Array<{ runId: number; taskId: number }>,
     worker: string,
     now: string,
-    found: StagingRows | undefined,
-  ): Promise<{ added: number[]; completed: boolean }> {
-    const rows = byKey(followUps).map((task) => pendingRow(runId, task, now));
-    const row = await (found ? withStaging(this.db, found) : this.db)
-      .with("added", (db) =>
-        db
-          .insertInto("run_tasks")
-          .values(rows)
-          .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
-          .returning(["id", "key"]),
+  ): Promise<Set<number>> {
+    if (tasks.length === 0) return new Set();
+    const marked = await trx
+      .updateTable("run_tasks")
+      .set({ status: "done", worker, error: null, finished_at: now })
+      .where(
+        "id",
+        "in",
+        tasks.map((task) => task.taskId),
       )
-      .with("done", (db) =>
-        db
-          .updateTable("run_tasks")
-          .set({ status: "done", worker, error: null, finished_at: now })
-          .where("id", "=", taskId)
-          .where("status", "!=", "done")
-          .returning("id"),
-      )
-      .selectNoFrom([
-        sql<number | string>`(select count(*) from done)`.as("done"),
-        sql<
-          Array<{ id: number; key: string }>
-        >`(select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added)`.as(
-          "added",
-        ),
-      ])
-      .executeTakeFirstOrThrow();
-    const completed = Number(row.done) > 0;
-    this.#count(runId, row.added.length, completed ? 1 : 0);
-    return { added: inGivenOrder(followUps, row.added), completed };
+      .where("status", "!=", "done")
+      .returning(["id", "run_id"])
+      .execute();
+    const perRun = new Map<number, number>();
+    for (const task of marked) perRun.set(task.run_id, (perRun.get(task.run_id) ?? 0) + 1);
+    for (const [runId, count] of perRun)
+      await trx
+        .updateTable("runs")
+        .set((eb) => ({ tasks_done: eb("tasks_done", "+", count), updated_at: now }))
+        .where("id", "=", runId)
+        .execute();
+    return new Set(marked.map((task) => task.id));
   }
 
   /** Adds tasks the run does not have yet (sorted by key) and counts them in its total; answers their ids. */

@@ -1,0 +1,94 @@
+/**
+ * A task without follow-ups gives its slot back and its completion rides with the next task's start (one
+ * statement on PostgreSQL, one commit on SQLite): a run still finishes with every task done and counted
+ * once, the last completions are written on their own, and a completion that fails to be written fails
+ * its own task's attempt (retried), not the task it rode with. Both dialects.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { DoneTask } from "../../src/store/runs.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { dialects } from "../helpers/stores.ts";
+import { TestWork } from "./fixtures/test-work.ts";
+import { createCollection, force, waitForRun } from "./helpers.ts";
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`completions riding with the next start, on ${dialect}`, { skip }, () => {
+    let t: TestServer;
+    let work: TestWork;
+    const rides: Array<{ riders: number; begins: boolean }> = [];
+    let completions = 0;
+    let failNextRide = false;
+
+    before(async () => {
+      t = await startTestServer(
+        dialect,
+        { taskConcurrency: 2, taskAttempts: 3, schedulerIntervalSeconds: 3600 },
+        {
+          runWork: (services) => {
+            work = new TestWork(services, { fanout: 12, taskMs: 2 });
+            return work;
+          },
+        },
+      );
+      // Watch the store's two ways of recording a completion.
+      const runs = t.server.services.runs;
+      const completeAndBegin = runs.completeAndBegin.bind(runs);
+      runs.completeAndBegin = async (done: DoneTask[], worker, next) => {
+        rides.push({ riders: done.length, begins: next !== undefined });
+        if (failNextRide && done.length > 0) {
+          failNextRide = false;
+          throw new Error("a rider's row was refused");
+        }
+        return completeAndBegin(done, worker, next);
+      };
+      const completeTask = runs.completeTask.bind(runs);
+      runs.completeTask = async (...args) => {
+        completions++;
+        return completeTask(...args);
+      };
+    });
+    after(async () => t?.close());
+
+    test("leaves' completions ride with later starts; the run finishes with every task done once", async () => {
+      rides.length = 0;
+      completions = 0;
+      await createCollection(t, "fan", ["a.example", "b.example"]);
+      const id = await force(t, "fan");
+      const run = await waitForRun(t, "fan", id, "finished", "failed");
+      assert.equal(run.status, "finished", run.error);
+      assert.equal(run.tasks_done, 26, "2 seeds and 24 leaves, each counted once");
+      assert.equal(run.tasks_total, 26);
+      assert.equal(completions, 2, "only the seeds, which have follow-ups, complete on their own");
+      const riders = rides.reduce((sum, ride) => sum + ride.riders, 0);
+      assert.equal(riders, 24, "every leaf rode once");
+      assert.ok(
+        rides.some((ride) => ride.riders > 0 && ride.begins),
+        "some completions rode with a task's start",
+      );
+      assert.ok(
+        rides.some((ride) => ride.riders > 0 && !ride.begins),
+        "the last ones were written on their own",
+      );
+      const workers = await t.server.services.runs.workersOf(id);
+      assert.equal(
+        workers.reduce((sum, worker) => sum + worker.tasks, 0),
+        26,
+      );
+    });
+
+    test("a ride that fails costs its riders an attempt each, retried; the run still finishes", async () => {
+      rides.length = 0;
+      failNextRide = true;
+      await createCollection(t, "flaky", ["c.example"]);
+      const id = await force(t, "flaky");
+      const run = await waitForRun(t, "flaky", id, "finished", "failed");
+      assert.equal(run.status, "finished", run.error);
+      assert.equal(failNextRide, false, "a ride failed");
+      assert.equal(run.tasks_done, 13);
+      const workers = await t.server.services.runs.workersOf(id);
+      const attempts = workers.reduce((sum, worker) => sum + worker.attempts, 0);
+      assert.ok(attempts > 13, `${attempts} attempts: the failed riders were tried again`);
+    });
+  });
+}
