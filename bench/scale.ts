@@ -14,7 +14,7 @@
  * in this process, so with the server's V8 flag): node --max-semi-space-size=4 bench/scale.ts
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -25,6 +25,7 @@ import { loadConfig } from "../src/core/config.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { callApi } from "./lib/api.ts";
 import { exec, startWorldProcess, stopWorldProcess, which } from "./lib/peer.ts";
+import { postgresCpuSeconds, processCpuSeconds } from "./lib/process-cpu.ts";
 import { WORLD_NET, WORLD_OCTET } from "./lib/scale-world.ts";
 
 const SIZES = (process.env.SIGHTLINE_BENCH_SCALE_SIZES ?? "24,20").split(",").map(Number);
@@ -54,47 +55,6 @@ interface World {
   /** CPU seconds the world's processes have used so far (user and system; Linux's /proc). */
   cpuSeconds(): number;
   stop(): Promise<void>;
-}
-
-/** /proc/<pid>/stat: the command's name and the fields after it (from field 3), or undefined once it has gone. */
-function processStat(pid: number | string | undefined): { command: string; fields: string[] } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const end = stat.lastIndexOf(")");
-    return { command: stat.slice(stat.indexOf("(") + 1, end), fields: stat.slice(end + 2).split(" ") };
-  } catch {
-    return undefined;
-  }
-}
-
-/** User and system CPU seconds of one process (fields 14 and 15 of its stat, in clock ticks). */
-function processCpuSeconds(pid: number | undefined): number {
-  const fields = processStat(pid)?.fields;
-  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : 0;
-}
-
-/**
- * CPU seconds of this machine's PostgreSQL server so far: its live processes, and the backends that have
- * exited, which the postmaster has reaped (its children's time). Undefined when no PostgreSQL process is
- * visible here (a server on another machine, or in a container of its own).
- */
-function postgresCpuSeconds(): number | undefined {
-  const servers = new Map<number, { ppid: number; own: number; children: number }>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = processStat(entry); // undefined: the process ended while the list was read
-    if (stat?.command !== "postgres") continue;
-    const { fields } = stat;
-    servers.set(Number(entry), {
-      ppid: Number(fields[1]),
-      own: Number(fields[11]) + Number(fields[12]),
-      children: Number(fields[13]) + Number(fields[14]),
-    });
-  }
-  if (servers.size === 0) return undefined;
-  let ticks = 0;
-  for (const { ppid, own, children } of servers.values()) ticks += own + (servers.has(ppid) ? 0 : children);
-  return ticks / 100;
 }
 
 /** Listeners one world process holds at most (the descriptor limit here is 20,000). */
@@ -480,7 +440,7 @@ export const scaleBench = {
             exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(label, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${Math.round(measured.databaseCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }

@@ -626,22 +626,26 @@ const column = <Row>(rows: Row[], type: "integer" | "text", pick: (row: Row) => 
   sql`${rows.map(pick)}::${sql.raw(type)}[]`;
 
 /**
- * PostgreSQL: the staging inserts as common table expressions (`staged_entities_in`, `staged_findings_in`,
- * `run_notes_in`) for a statement to begin with, each reading its rows from arrays (`unnest`): the same
- * text for any number of rows, so the statement is prepared once per connection (prepared-statements.ts)
- * and has no bound on its rows.
+ * PostgreSQL: the staging inserts as common table expressions for a statement to begin with, one per
+ * table with rows (`staged_entities_in`, `staged_findings_in`, `run_notes_in`), each reading its rows
+ * from arrays (`unnest`): the same text for any number of rows, so each of the few texts is prepared
+ * once per connection (prepared-statements.ts), and no bound on the rows. A table without rows is left
+ * out: PostgreSQL opens and locks every table a statement names, with its indexes, rows or none.
  */
 export function stagingCtes(rows: StagingRows) {
   const { entities: e, findings: f, notes: n } = rows;
-  return sql`staged_entities_in as (
+  const ctes = [];
+  if (e.length > 0)
+    ctes.push(sql`staged_entities_in as (
     insert into staged_entities (run_id, collection_id, kind, name, details, scoped, hidden, depth, aliases, ancestors, task_result, seen_at)
     select * from unnest(${column(e, "integer", (r) => r.run_id)}, ${column(e, "integer", (r) => r.collection_id)},
       ${column(e, "text", (r) => r.kind)}, ${column(e, "text", (r) => r.name)}, ${column(e, "text", (r) => r.details)},
       ${column(e, "integer", (r) => r.scoped)}, ${column(e, "integer", (r) => r.hidden)}, ${column(e, "integer", (r) => r.depth)},
       ${column(e, "text", (r) => r.aliases)}, ${column(e, "text", (r) => r.ancestors)}, ${column(e, "text", (r) => r.task_result ?? null)},
       ${column(e, "text", (r) => r.seen_at)})
-    returning id
-  ), staged_findings_in as (
+    returning id)`);
+  if (f.length > 0)
+    ctes.push(sql`staged_findings_in as (
     insert into staged_findings (run_id, collection_id, name, entity_kind, entity_name, pretty_name, severity, confidence, category, description, remediation, reference_links, details, scoped, seen_at)
     select * from unnest(${column(f, "integer", (r) => r.run_id)}, ${column(f, "integer", (r) => r.collection_id)},
       ${column(f, "text", (r) => r.name)}, ${column(f, "text", (r) => r.entity_kind)}, ${column(f, "text", (r) => r.entity_name)},
@@ -649,13 +653,14 @@ export function stagingCtes(rows: StagingRows) {
       ${column(f, "text", (r) => r.category)}, ${column(f, "text", (r) => r.description)}, ${column(f, "text", (r) => r.remediation)},
       ${column(f, "text", (r) => r.reference_links)}, ${column(f, "text", (r) => r.details)}, ${column(f, "integer", (r) => r.scoped)},
       ${column(f, "text", (r) => r.seen_at)})
-    returning id
-  ), run_notes_in as (
+    returning id)`);
+  if (n.length > 0)
+    ctes.push(sql`run_notes_in as (
     insert into run_notes (run_id, collection_id, kind, message, created_at)
     select * from unnest(${column(n, "integer", (r) => r.run_id)}, ${column(n, "integer", (r) => r.collection_id)},
       ${column(n, "text", (r) => r.kind)}, ${column(n, "text", (r) => r.message)}, ${column(n, "text", (r) => r.created_at)})
-    returning id
-  )`;
+    returning id)`);
+  return ctes;
 }
 
 /** Writes the rows in chunks (inside a transaction, for them to land together). */
@@ -689,7 +694,7 @@ export class EntitiesRepository {
     // PostgreSQL: a task's entities, findings and notes in one statement, atomic as a statement is: one
     // round trip where a transaction took four or five.
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      await sql`with ${stagingCtes(rows)} select 1`.execute(this.db);
+      await sql`with ${sql.join(stagingCtes(rows))} select 1`.execute(this.db);
       return;
     }
     // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.

@@ -629,38 +629,46 @@ export class RunsRepository {
         : byKey(input.followUps).map((task) => pendingRow(input.runId!, task, now));
     const column = <T>(type: "integer" | "text", pick: (row: (typeof rows)[number]) => T) =>
       sql`${rows.map(pick)}::${sql.raw(type)}[]`;
-    const result = await sql<{
-      added: Array<{ id: number; key: string }>;
-      done: Array<{ id: number; run_id: number }>;
-      begun: RunTaskRow | null;
-    }>`with ${stagingCtes(joinStaging(input.staging))}, added as (
+    // Only the parts with rows: each combination is one text, whatever the counts (see stagingCtes).
+    const ctes = stagingCtes(joinStaging(input.staging));
+    const answers = [];
+    if (rows.length > 0) {
+      ctes.push(sql`added as (
         insert into run_tasks (run_id, key, kind, payload, depth, status, attempts, created_at)
         select * from unnest(${column("integer", (r) => r.run_id)}, ${column("text", (r) => r.key)},
           ${column("text", (r) => r.kind)}, ${column("text", (r) => r.payload)}, ${column("integer", (r) => r.depth)},
           ${column("text", (r) => r.status)}, ${column("integer", (r) => r.attempts)}, ${column("text", (r) => r.created_at)})
         on conflict (run_id, key) do nothing
-        returning id, key
-      ), done as (
+        returning id, key)`);
+      answers.push(
+        sql`(select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added) as added`,
+      );
+    }
+    if (input.done.length > 0) {
+      ctes.push(sql`done as (
         update run_tasks set status = 'done', worker = ${worker}, error = null, finished_at = ${now}
         where id = any(${input.done}::integer[]) and status <> 'done'
-        returning id, run_id
-      ), begun as (
-        update run_tasks set status = 'running', worker = ${worker}, attempts = attempts + ${next?.uncounted ? 0 : 1}::integer
-        where id = ${next?.taskId ?? null}::integer and status <> 'done'
-        returning *
-      )
-      select
-        (select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added) as added,
-        (select coalesce(json_agg(json_build_object('id', id, 'run_id', run_id)), '[]'::json) from done) as done,
-        (select row_to_json(begun) from begun) as begun`.execute(this.db);
-    const row = result.rows[0];
-    if (input.runId !== undefined && row.added.length > 0) this.#count(input.runId, row.added.length, 0);
-    for (const task of row.done) this.#count(task.run_id, 0, 1);
-    return {
-      added: row.added,
-      completed: new Set(row.done.map((task) => task.id)),
-      begun: row.begun ?? undefined,
-    };
+        returning id, run_id)`);
+      answers.push(
+        sql`(select coalesce(json_agg(json_build_object('id', id, 'run_id', run_id)), '[]'::json) from done) as done`,
+      );
+    }
+    if (next) {
+      ctes.push(sql`begun as (
+        update run_tasks set status = 'running', worker = ${worker}, attempts = attempts + ${next.uncounted ? 0 : 1}::integer
+        where id = ${next.taskId}::integer and status <> 'done'
+        returning *)`);
+      answers.push(sql`(select row_to_json(begun) from begun) as begun`);
+    }
+    const result = await sql<{
+      added?: Array<{ id: number; key: string }>;
+      done?: Array<{ id: number; run_id: number }>;
+      begun?: RunTaskRow | null;
+    }>`with ${sql.join(ctes)} select ${sql.join(answers)}`.execute(this.db);
+    const { added = [], done = [], begun } = result.rows[0];
+    if (input.runId !== undefined && added.length > 0) this.#count(input.runId, added.length, 0);
+    for (const task of done) this.#count(task.run_id, 0, 1);
+    return { added, completed: new Set(done.map((task) => task.id)), begun: begun ?? undefined };
   }
 
   /** SQLite, in a transaction: marks the tasks done and counts them in their runs' rows; answers those it marked. */
