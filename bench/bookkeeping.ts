@@ -94,7 +94,7 @@ export const scenario: Scenario = {
   name: "bookkeeping",
   async run() {
     const lines = [
-      `A discovery task's writes to the store — its start, what it found (two staged entities) and its completion — for ${TASKS} tasks one after another, written three ways: apart (a statement or commit each), what it found in the completion's statement or transaction, and the completion riding with the next task's start. Per task: wall time, Sightline's CPU, PostgreSQL's server CPU (all of it, on this machine); the ratio is the way's wall time and CPU (Sightline's and the database's) against "apart".`,
+      `A discovery task's writes to the store — its start, what it found (two staged entities) and its completion — for ${TASKS} tasks one after another, written three ways: apart (a statement or commit each), what it found in the completion's statement or transaction, and the completion riding with the next task's start. Per task: wall time, Sightline's CPU, PostgreSQL's server CPU (all of it, on this machine); the last column is the CPU (Sightline's and the database's together) against "apart".`,
       "",
       "| store | way | wall per task | Sightline CPU per task | database CPU per task | CPU against apart |",
       "|---|---|---:|---:|---:|---:|",
