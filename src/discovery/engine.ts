@@ -113,6 +113,10 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
   };
 }
 
+/** Why a signal aborted, as an error to throw. */
+const abortReason = (signal: AbortSignal) =>
+  signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? "aborted"));
+
 /** A task's sightings that may pair as virtual hosts, by address, and the modules the pairs are for. */
 interface VirtualHostCandidates {
   modules: DiscoveryModule[];
@@ -250,9 +254,12 @@ export class DiscoveryEngine implements RunWork {
         return { module, output };
       }),
     );
+    // A task cut short by its signal (a cancel, the time limit, a shutdown) has not done its work: it
+    // fails with the signal's reason, so the run machinery hands it back or drops it. Answering no
+    // follow-ups would have marked it done with its work lost (a shutdown's grace running out).
+    if (signal.aborted && outputs.some(({ output }) => output.error !== undefined)) throw abortReason(signal);
     // One entity a module cannot handle (a malformed certificate, a protocol surprise) must not fail
     // the run: what it found so far is kept and the run says what went wrong.
-    if (signal.aborted && outputs.some(({ output }) => output.error !== undefined)) return [];
     const work: StagedWork = { entities: [], findings: [], notes: [], noteKind: modules[0].name };
     const lineage = [...payload.ancestors, { name: parent.name, type: entityTypeName(parent.kind) }];
     const followUps: TaskSpec[] = [];
@@ -300,7 +307,7 @@ export class DiscoveryEngine implements RunWork {
     const pairing = this.#virtualHostCandidates(work.entities, runContext);
     if (!pairing) return { followUps, found: stagingRows(run.id, run.collectionId, work) };
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
-    if (signal.aborted) return [];
+    if (signal.aborted) throw abortReason(signal);
     followUps.push(...(await this.#virtualHostTasks(run, pairing, runContext)));
     return followUps;
   }

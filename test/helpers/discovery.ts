@@ -73,7 +73,12 @@ export async function driveRun(
             if (!signal.aborted) enqueue(followUps);
             pump();
           })
-          .catch((error) => reject(error));
+          .catch((error) => {
+            // A task cut short by the signal fails with its reason; the run machinery hands it back.
+            if (!signal.aborted) return reject(error);
+            active--;
+            pump();
+          });
       }
     };
     pump();
