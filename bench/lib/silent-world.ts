@@ -4,54 +4,13 @@
  * addresses of a real block. Scans one block of them with an embedded server — host discovery on, then
  * off — and with nmap -sT (its host discovery on), the top 100 ports each, and prints the times as JSON.
  */
-import { startServer } from "../../src/app/server.ts";
-import { loadConfig } from "../../src/core/config.ts";
-import { createTestStore } from "../../test/helpers/stores.ts";
-import { callApi } from "./api.ts";
 import { exec, which } from "./peer.ts";
+import { scanBlock } from "./scan-block.ts";
 
 const BLOCK = process.argv[2] ?? "10.251.0.0/26";
-const KEYS = { access: "SLBENCHSILENTKEY01", secret: "bench-silent-secret-0123456789abcdef" };
 
-async function sightline(hostDiscovery: "on" | "off"): Promise<{ seconds: number; tasks: number }> {
-  const store = await createTestStore("sqlite");
-  const server = await startServer(
-    loadConfig(process.env, {
-      ...store.config,
-      port: 0,
-      host: "127.0.0.1",
-      logLevel: "silent",
-      bootstrapAccessKey: KEYS.access,
-      bootstrapSecretKey: KEYS.secret,
-      dnsServers: ["127.0.0.1"],
-      scanAllow: ["10.251.0.0/16"],
-      hostDiscovery,
-      schedulerIntervalSeconds: 86_400,
-    }),
-  );
-  try {
-    const api = (method: string, path: string, body?: unknown) =>
-      callApi(server.url, KEYS, method, path, body);
-    await api("POST", "/api/collections", { name: "silent", seeds: [{ type: "NetBlock", name: BLOCK }] });
-    const started = performance.now();
-    const { id } = (await api("POST", "/api/collections/silent/schedule")) as { id: string };
-    for (;;) {
-      const run = (await api("GET", `/api/collections/silent/runs/${id}`)) as {
-        status: string;
-        tasks_total: number;
-        error?: string;
-      };
-      if (run.status === "finished")
-        return { seconds: (performance.now() - started) / 1000, tasks: run.tasks_total };
-      if (!["queued", "started"].includes(run.status))
-        throw new Error(`the run ended ${run.status}: ${run.error}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  } finally {
-    await server.close();
-    await store.drop();
-  }
-}
+const sightline = (hostDiscovery: "on" | "off") =>
+  scanBlock(BLOCK, { scanAllow: ["10.251.0.0/16"], hostDiscovery });
 
 async function nmap(): Promise<number | undefined> {
   const binary = await which("nmap");

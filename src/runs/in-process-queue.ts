@@ -22,9 +22,11 @@ import {
 /**
  * Jobs that only wait (a port scan of an address that never answers waits its whole timeout) run beside
  * the task slots, up to this many per slot: the throttle's connection limits bound what they do on the
- * network, and the slots stay free for work that computes.
+ * network, and the slots stay free for work that computes. With the default 8 slots that is 256 jobs,
+ * more than the default connection bound (200), so the connections are what binds: at 8 per slot a
+ * block of services that accept and never answer ran 64 at a time whatever the bound allowed.
  */
-export const WAITING_JOBS_PER_SLOT = 8;
+export const WAITING_JOBS_PER_SLOT = 32;
 
 interface Entry {
   job: RunJob;

@@ -8,11 +8,12 @@ import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../../src/core/config.ts";
 import { DiscoveryEngine } from "../../src/discovery/engine.ts";
+import { discoveryModules } from "../../src/discovery/modules.ts";
 import { InProcessQueue, WAITING_JOBS_PER_SLOT } from "../../src/runs/in-process-queue.ts";
 import type { JobHandler, RunJob } from "../../src/runs/queue.ts";
 
 const SLOTS = 2;
-const WAITING = 30;
+const WAITING = 80;
 const COMPUTING = 6;
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -115,15 +116,18 @@ describe("jobs that wait, in the embedded queue", () => {
     await queue.close();
   });
 
-  test("the port scan and the UDP pass are the discovery tasks that wait", () => {
+  test("the discovery tasks that talk to services wait; those that compute do not", () => {
     const engine = new DiscoveryEngine({
       config: loadConfig({}, {}),
       collections: undefined as never,
       entities: undefined as never,
+      modules: discoveryModules(),
     });
-    assert.equal(engine.waits("ports"), true);
-    assert.equal(engine.waits("udp"), true);
-    for (const computing of ["http", "templates", "tls", "dns", "netblocks", "block-slice"])
+    // Port scans, UDP, web probes, exposure checks and TLS handshakes spend a silent target's timeout
+    // waiting; a service's shared task waits when one of its modules does.
+    for (const waiting of ["ports", "udp", "http", "exposures", "tls", "exposures+tls+fingerprint"])
+      assert.equal(engine.waits(waiting), true, waiting);
+    for (const computing of ["templates", "fingerprint", "dns", "netblocks", "block-slice"])
       assert.equal(engine.waits(computing), false, computing);
   });
 });

@@ -75,6 +75,8 @@ export function createExposureModule(checks: readonly ExposureCheck[] = EXPOSURE
     name: "exposures",
     consumes: ["NetworkService"],
     produces: [],
+    // Checks are conversations: one still running after a moment waits on the service.
+    waits: true,
     wants(entity) {
       const facts = serviceFacts(entity);
       return facts !== undefined && checksFor(facts, checks).length > 0;

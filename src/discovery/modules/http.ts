@@ -28,7 +28,7 @@ import { cloudProviders, contentChecks, isApiEndpoint } from "../http/analysis.t
 import { parsePage } from "../http/page.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
 import { DnsClient } from "../net/dns-client.ts";
-import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange } from "../net/http-fetch.ts";
+import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange, timedOut } from "../net/http-fetch.ts";
 import { responseTime, stableBody, stableHeaders, stableSetCookie } from "../volatile.ts";
 
 /** Ports where TLS is tried first; elsewhere plain HTTP is, and the other scheme is the fallback. */
@@ -117,7 +117,10 @@ export async function probeWebTarget(
       let result: Awaited<ReturnType<HttpClient["fetchFollowing"]>>;
       try {
         result = await client.fetchFollowing(url);
-      } catch {
+      } catch (error) {
+        // A plain request the port left unanswered to the end of the timeout: a TLS server answers plain
+        // bytes at once (an alert, a 400, a close), so a silent port costs one timeout, not two.
+        if (scheme === "http" && timedOut(error)) return undefined;
         continue;
       }
       if (scheme === "http" && wantsTls(result.final)) continue;
@@ -324,6 +327,8 @@ export function createHttpModule(
     consumes: ["NetworkService", "Uri"],
     produces: ["Uri"],
     virtualHosts: true,
+    // A web probe still running after a moment waits on the network (a silent port waits its timeout).
+    waits: true,
     wants: (entity) => entity.kind !== "NetworkService" || isWebService(entity.details ?? {}),
     workKey: applicationKey,
     async run(entity, ctx) {

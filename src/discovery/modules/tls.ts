@@ -148,6 +148,8 @@ export const tlsCertificates: DiscoveryModule = {
   name: "tls",
   consumes: ["NetworkService"],
   produces: ["SslCertificate", "DnsRecord"],
+  // Handshakes: one still going after a moment waits on the server.
+  waits: true,
   async run(entity, ctx) {
     const details = entity.details ?? {};
     const endpoint = serviceEndpoint(entity);

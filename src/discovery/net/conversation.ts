@@ -27,6 +27,7 @@ export class Conversation {
   /** Bytes kept in all, across reads: the cap is on the conversation, not on one answer. */
   #total = 0;
   #ended = false;
+  #timedOut = false;
   #waiter: (() => void) | undefined;
   readonly #maxBytes: number;
   readonly #timer: NodeJS.Timeout;
@@ -37,7 +38,10 @@ export class Conversation {
     this.#socket = socket;
     this.#maxBytes = options.maxBytes;
     this.#signal = options.signal;
-    this.#timer = setTimeout(() => this.close(), options.timeoutMs);
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.close();
+    }, options.timeoutMs);
     this.#onAbort = () => this.close();
     options.signal.addEventListener("abort", this.#onAbort, { once: true });
     socket.on("data", (chunk: Buffer) => {
@@ -119,6 +123,11 @@ export class Conversation {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** The deadline ended it (not the peer, the cap or the run's signal). */
+  get timedOut(): boolean {
+    return this.#timedOut;
   }
 
   close(): void {

@@ -277,6 +277,15 @@ class Exchange implements Dispatcher.DispatchHandler {
 
 const EMPTY = Buffer.alloc(0);
 
+/** undici's codes for a connection or a response that did not come in time. */
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT"]);
+
+/** Whether a fetch failed because nothing came in time (not a refusal, a reset or the run's end). */
+export function timedOut(error: unknown): boolean {
+  if (error instanceof DOMException) return error.name === "TimeoutError";
+  return TIMEOUT_CODES.has((error as { code?: unknown } | undefined)?.code as string);
+}
+
 export class HttpClient {
   readonly #pins = new Map<string, string>();
   readonly #agent: Agent;

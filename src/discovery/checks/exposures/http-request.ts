@@ -84,10 +84,16 @@ function complete(bytes: Buffer): boolean {
 
 async function exchange(conversation: Conversation, request: string) {
   conversation.send(request);
-  return conversation.read(complete);
+  const bytes = await conversation.read(complete);
+  return { bytes, silent: bytes.length === 0 && conversation.timedOut };
 }
 
-/** Sends one request; over TLS first on the usual TLS ports, and again the other way if the answer is not HTTP. */
+/**
+ * Sends one request; over TLS first on the usual TLS ports, and again the other way if the answer is not
+ * HTTP. A plain request that could not connect, or that the service let go unanswered for the whole
+ * timeout, is not sent again over TLS: TLS would not connect either, and a TLS server answers plain bytes
+ * at once (an alert, a 400, a close), so a silent service costs one timeout, not two.
+ */
 export async function httpRequest(
   target: ExposureTarget,
   path: string,
@@ -96,10 +102,10 @@ export async function httpRequest(
   const sent = httpRequestText(target, path, options);
   const first = target.tls || TLS_FIRST.has(target.port);
   for (const tls of [first, !first]) {
-    const raw = await talk(target, (conversation) => exchange(conversation, sent), tls);
-    const parsed = raw && parseHttpAnswer(raw);
+    const answer = await talk(target, (conversation) => exchange(conversation, sent), tls);
+    const parsed = answer && parseHttpAnswer(answer.bytes);
     if (parsed) return { sent: sent.replace(/\r\n/g, "\n").trimEnd(), tls, ...parsed };
-    if (target.signal.aborted) return undefined;
+    if (target.signal.aborted || (!tls && (!answer || answer.silent))) return undefined;
   }
   return undefined;
 }
