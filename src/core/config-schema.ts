@@ -151,6 +151,13 @@ export const CONFIG_SCHEMA = Type.Object(
       description:
         "Before scanning an address's whole port list (more than 8 ports), probe up to 8 of its most common ports first, and leave an address that neither answers nor refuses any of them (`on`, as nmap does before a scan), or scan every port of every address (`off`, nmap's -Pn).",
     }),
+    hostDiscoveryTimeoutMs: whole(1000, {
+      env: "SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS",
+      minimum: 1,
+      unit: "milliseconds",
+      description:
+        "How long host discovery waits for each of its ports to answer or refuse (at most the timeout): an address in use answers within a round trip, so an unused one is left sooner. The ports of an address that answered are probed again with the whole timeout.",
+    }),
     bannerTimeoutMs: whole(1500, {
       env: "SIGHTLINE_BANNER_TIMEOUT_MS",
       minimum: 1,

@@ -102,6 +102,7 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
     rateLimit: settings.rateLimit,
     probeEngine,
     hostDiscovery: settings.hostDiscovery !== "off",
+    hostDiscoveryTimeoutMs: settings.hostDiscoveryTimeoutMs,
     limits: discoveryLimits(settings),
     templates: {
       builtIn: settings.templateLibrary !== "off",

@@ -47,6 +47,8 @@ export interface DiscoverySettings {
    * default on.
    */
   hostDiscovery?: boolean;
+  /** How long host discovery waits for each of its ports (SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS); default the timeout. */
+  hostDiscoveryTimeoutMs?: number;
   /** Which nuclei-format templates run (SIGHTLINE_TEMPLATES and friends); default: the built-in library. */
   templates?: TemplateSettings;
 }

@@ -88,6 +88,12 @@ export const RunSettingsView = Type.Object(
         description: "`on`: addresses that answer none of their most common ports are left unscanned.",
       }),
     ),
+    host_discovery_timeout_ms: Type.Optional(
+      Type.Integer({
+        description:
+          "Time host discovery waits for each of its ports (absent from runs created before the setting).",
+      }),
+    ),
     dns_max_records: Integers("Records of one type kept per name."),
     dns_max_txt_length: Integers("Characters of one TXT record kept."),
     axfr_max_records: Integers("Records read from one zone transfer."),

@@ -6,9 +6,13 @@
  * neighbour that does not exist, so connections there are never answered, as in an unused block.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { connect } from "node:net";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { discoveryRound } from "../../src/discovery/modules/ports.ts";
+import { discoveryRound, portScan } from "../../src/discovery/modules/ports.ts";
+import { runModule } from "../helpers/discovery.ts";
 import { inSilentNetwork, silentNetworkUnavailable } from "../lab/silent-network.ts";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/silent-scan.ts", import.meta.url));
@@ -40,4 +44,53 @@ test("an address that answers nothing is left after the first round; one that re
   assert.deepEqual(results.live.services, ["127.0.0.1:1009/tcp"]);
   // Without host discovery every port of the silent address waits out the timeout.
   assert.deepEqual(results.silentWithoutDiscovery.scan, { ports_scanned: 12, open: [], filtered: 12 });
+});
+
+/**
+ * A port that stays silent past host discovery's short wait and answers within the whole timeout: its
+ * listener (in a child process) has a backlog of one (Node takes 0 for its default), filled before the
+ * scan, and the child blocks for BLOCKED_MS, so the kernel drops the port's SYNs until then; a SYN sent again after that is accepted.
+ */
+const BLOCKED_MS = 800;
+const BUSY_LISTENER = `
+  const { createServer } = require("node:net");
+  const server = createServer((socket) => socket.destroy());
+  server.listen({ host: process.argv[1], port: 0, backlog: 1 }, () => {
+    process.stdout.write(server.address().port + "\\n");
+    process.stdin.once("data", () => {
+      process.stdout.write("blocked\\n");
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${BLOCKED_MS});
+      process.stdin.once("end", () => process.exit(0));
+      process.stdin.resume();
+    });
+  });
+`;
+
+test("an address in use has the ports its first round left unanswered asked again with the whole timeout", async () => {
+  const host = "127.91.2.1";
+  const child = spawn(process.execPath, ["-e", BUSY_LISTENER, host], { stdio: ["pipe", "pipe", "inherit"] });
+  try {
+    const [line] = (await once(child.stdout, "data")) as [Buffer];
+    const slow = Number(line.toString().trim());
+    // Block the child, then fill its accept queue: it accepts nothing until BLOCKED_MS have passed.
+    child.stdin.write("block\n");
+    await once(child.stdout, "data");
+    const fillers = [connect(slow, host), connect(slow, host)];
+    await Promise.all(fillers.map((filler) => once(filler, "connect")));
+    // Nine ports, the slow one in the first round; the others refuse at once, so the address is in use.
+    const ports = [slow, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008];
+    assert.deepEqual(discoveryRound(ports).slice(0, 1), [slow]);
+    const outcome = await runModule(
+      portScan,
+      { kind: "IpAddress", name: host },
+      { ports, timeoutMs: 4000, hostDiscoveryTimeoutMs: 200, allow: ["127.91.2.0/24"] },
+    );
+    for (const filler of fillers) filler.destroy();
+    const summary = outcome.entities.find((entity) => entity.kind === "IpAddress" && entity.details?.scan);
+    // The first round's 200 ms ended before the child unblocked; the second round's connection got through.
+    assert.deepEqual(summary?.details?.scan, { ports_scanned: 9, open: [slow], filtered: 0 });
+  } finally {
+    child.stdin.end();
+    child.kill();
+  }
 });

@@ -70,6 +70,7 @@ export const portScan: DiscoveryModule = {
     }
     const { ports, timeoutMs, perHostConcurrency, rateLimit, limits } = ctx.settings;
     const first = ctx.settings.hostDiscovery === false ? [] : discoveryRound(ports);
+    const discoveryMs = Math.min(ctx.settings.hostDiscoveryTimeoutMs ?? timeoutMs, timeoutMs);
     // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
     const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
     const lanes = Math.min(ports.length, perHostConcurrency);
@@ -83,7 +84,8 @@ export const portScan: DiscoveryModule = {
     // Ports not yet probed, the next one last: a turn takes from the end and gives back what it left.
     const waiting: number[] = [];
     const open: number[] = [];
-    let unanswered = 0;
+    /** Ports whose probe timed out (filtered), in the round under way. */
+    let timedOut: number[] = [];
     /** Ports that answered at all: open, or refused. */
     let answered = 0;
     const identifications: Promise<void>[] = [];
@@ -109,7 +111,7 @@ export const portScan: DiscoveryModule = {
     };
     const found = (port: number, state: PortState) => {
       if (!state.open) {
-        if (state.reason === "timeout") unanswered++;
+        if (state.reason === "timeout") timedOut.push(port);
         return;
       }
       open.push(port);
@@ -118,7 +120,7 @@ export const portScan: DiscoveryModule = {
       identifications.push(identify(port, greeting));
     };
     // A lane is one throttle slot at a time; each slot probes a turn's ports, one after another.
-    const lane = async () => {
+    const lane = async (waitMs: number) => {
       while (waiting.length > 0 && !ctx.signal.aborted) {
         let turn: number[] = [];
         let outcome: TurnOutcome;
@@ -132,7 +134,7 @@ export const portScan: DiscoveryModule = {
                 host: address,
                 ports: turn,
                 bannerMs: turn.map((port) => (SILENT_PORTS.has(port) ? 0 : bannerMs)),
-                timeoutMs,
+                timeoutMs: waitMs,
                 bannerBytes: limits.bannerMaxBytes,
                 turnMs: TURN_MS,
               });
@@ -148,20 +150,24 @@ export const portScan: DiscoveryModule = {
         for (const { port, state } of outcome.answers) found(port, state);
       }
     };
-    const round = async (list: readonly number[]) => {
+    const round = async (list: readonly number[], waitMs: number) => {
       waiting.push(...list.toReversed());
-      await Promise.all(Array.from({ length: Math.min(lanes, list.length) }, lane));
+      await Promise.all(Array.from({ length: Math.min(lanes, list.length) }, () => lane(waitMs)));
     };
     let down = false;
     try {
       if (first.length > 0) {
-        await round(first);
+        await round(first, discoveryMs);
         down = answered === 0 && !ctx.signal.aborted;
         if (!down) {
+          // The address is in use: what the short wait left unanswered is asked again with the whole
+          // timeout, so its ports are judged as a scan without host discovery judges them.
+          const again = discoveryMs < timeoutMs ? timedOut : [];
+          if (again.length > 0) timedOut = [];
           const rest = new Set(first);
-          await round(ports.filter((port) => !rest.has(port)));
+          await round([...again, ...ports.filter((port) => !rest.has(port))], timeoutMs);
         }
-      } else await round(ports);
+      } else await round(ports, timeoutMs);
     } finally {
       prober.close();
     }
@@ -173,7 +179,7 @@ export const portScan: DiscoveryModule = {
         scan: {
           ports_scanned: down ? first.length : ports.length,
           open: open.sort((a, b) => a - b),
-          filtered: unanswered,
+          filtered: timedOut.length,
           // None of the first round's ports answered or refused: the rest were not probed.
           ...(down ? { host_down: true } : {}),
         },
