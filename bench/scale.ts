@@ -24,8 +24,9 @@ import { type RunningServer, startServer } from "../src/app/server.ts";
 import { loadConfig } from "../src/core/config.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { callApi } from "./lib/api.ts";
+import { cpuSlice } from "./lib/cpu-slice.ts";
 import { exec, startWorldProcess, stopWorldProcess, which } from "./lib/peer.ts";
-import { postgresCpuSeconds, processCpuSeconds } from "./lib/process-cpu.ts";
+import { postgresCpuSeconds, processCpuSeconds, redisCpuSeconds } from "./lib/process-cpu.ts";
 import { WORLD_NET, WORLD_OCTET } from "./lib/scale-world.ts";
 
 const SIZES = (process.env.SIGHTLINE_BENCH_SCALE_SIZES ?? "24,20").split(",").map(Number);
@@ -34,12 +35,26 @@ const DIALECTS = (process.env.SIGHTLINE_BENCH_SCALE_DIALECTS ?? "sqlite,postgres
 >;
 const PORTS = "22,80,443,8080";
 /**
- * SIGHTLINE_BENCH_SCALE_WORKERS=N: on PostgreSQL, distributed mode as well — the server only enqueues (on
- * Redis, REDIS_URL or redis://127.0.0.1:6379) and N `sightline worker` processes run the tasks;
- * SIGHTLINE_BENCH_SCALE_PIN=1 pins worker i to core i (taskset), the server and the world unpinned.
+ * SIGHTLINE_BENCH_SCALE_WORKERS=N[,N…]: on PostgreSQL, distributed mode as well, once per count — the
+ * server only enqueues (on Redis, REDIS_URL or redis://127.0.0.1:6379) and N `sightline worker` processes
+ * run the tasks. SIGHTLINE_BENCH_SCALE_PIN=1 pins worker i to core i (taskset), the server and the world
+ * unpinned. SIGHTLINE_BENCH_SCALE_WORKER_CPU=C gives each worker C cores' worth of CPU time at most (a
+ * control group of its own, as root): workers as machines of their own, more of them than this machine
+ * has cores.
  */
-const WORKERS = Number(process.env.SIGHTLINE_BENCH_SCALE_WORKERS ?? 0);
+const WORKERS = (process.env.SIGHTLINE_BENCH_SCALE_WORKERS ?? "")
+  .split(",")
+  .filter((count) => count.trim() !== "")
+  .map((count) => {
+    const workers = Number(count);
+    if (!Number.isInteger(workers) || workers < 1)
+      throw new Error(`SIGHTLINE_BENCH_SCALE_WORKERS takes worker counts like 1,2,4, not "${count}"`);
+    return workers;
+  });
 const PIN = Boolean(process.env.SIGHTLINE_BENCH_SCALE_PIN);
+const WORKER_CPU = process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU
+  ? Number(process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU)
+  : undefined;
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const BIN = fileURLToPath(new URL("../bin/sightline.js", import.meta.url));
 /** SIGHTLINE_BENCH_SCALE_TRACE=1: progress, memory and each module's time, on stderr. */
@@ -105,11 +120,15 @@ interface Measured {
   listP99: number;
   listMax: number;
   samples: number;
-  /** CPU seconds of the server's process (all its threads) and of the world's, during the run. */
+  /** CPU seconds of the server's process (all its threads) and workers', and of the world's, during the run. */
   cpuSeconds: number;
+  /** Of cpuSeconds, the workers' (distributed mode). */
+  workersCpuSeconds: number;
   worldCpuSeconds: number;
   /** PostgreSQL's server on this machine (SQLite's work is in the server's process). */
   databaseCpuSeconds: number | undefined;
+  /** Redis's server on this machine, in distributed mode. */
+  redisCpuSeconds: number | undefined;
   tasks: number;
 }
 
@@ -140,10 +159,15 @@ async function databaseBytes(url: string): Promise<number> {
 
 /** `sightline worker` processes of the store and Redis prefix given; their CPU seconds so far, and a stop. */
 async function startWorkers(count: number, databaseUrl: string, prefix: string) {
+  const slices =
+    WORKER_CPU === undefined
+      ? []
+      : Array.from({ length: count }, (_, i) => cpuSlice(`sightline-bench-${process.pid}-${i}`, WORKER_CPU));
   const children = Array.from({ length: count }, (_, i) => {
     const command = [process.execPath, "--max-semi-space-size=4", BIN, "worker"];
     const pinned = PIN ? ["taskset", "-c", String(i % availableParallelism()), ...command] : command;
-    return spawn(pinned[0], pinned.slice(1), {
+    const started = slices[i]?.wrap(pinned) ?? pinned;
+    return spawn(started[0], started.slice(1), {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "",
@@ -152,13 +176,28 @@ async function startWorkers(count: number, databaseUrl: string, prefix: string) 
         SIGHTLINE_REDIS_PREFIX: prefix,
         SIGHTLINE_LOG_LEVEL: "warn",
       },
-      stdio: ["ignore", "ignore", "inherit"],
+      stdio: ["ignore", "pipe", "inherit"],
     });
   });
+  // Ready once each has said it takes tasks: a worker on a small CPU budget takes seconds to load, which
+  // is not what the run costs.
+  await Promise.all(
+    children.map(
+      (child, i) =>
+        new Promise<void>((resolve, reject) => {
+          let said = "";
+          child.stdout!.on("data", (chunk: Buffer) => {
+            said += chunk.toString();
+            if (said.includes("is taking run tasks")) resolve();
+          });
+          child.once("exit", (code) => reject(new Error(`worker ${i} exited (${code}) before taking tasks`)));
+        }),
+    ),
+  );
   return {
     cpuSeconds: () => children.reduce((sum, child) => sum + processCpuSeconds(child.pid), 0),
-    stop: () =>
-      Promise.all(
+    stop: async () => {
+      await Promise.all(
         children.map(
           (child) =>
             new Promise<void>((resolve) => {
@@ -167,7 +206,9 @@ async function startWorkers(count: number, databaseUrl: string, prefix: string) 
               child.kill("SIGTERM");
             }),
         ),
-      ),
+      );
+      for (const slice of slices) slice.remove();
+    },
   };
 }
 
@@ -252,6 +293,7 @@ async function runSightline(
     const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
     const databaseCpuBefore = dialect === "postgres" ? postgresCpuSeconds() : undefined;
+    const redisCpuBefore = workers > 0 ? redisCpuSeconds() : undefined;
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
     let tasks = 0;
@@ -314,6 +356,11 @@ async function runSightline(
       databaseCpuBefore === undefined || databaseCpuAfter === undefined
         ? undefined
         : databaseCpuAfter - databaseCpuBefore;
+    const redisCpuAfter = redisCpuBefore === undefined ? undefined : redisCpuSeconds();
+    const redisCpu =
+      redisCpuBefore === undefined || redisCpuAfter === undefined
+        ? undefined
+        : redisCpuAfter - redisCpuBefore;
     polling = false;
     await Promise.all(pollers);
     clearInterval(rssTimer);
@@ -353,8 +400,10 @@ async function runSightline(
       listMax: Math.max(0, ...list),
       samples: health.length + list.length,
       cpuSeconds: (cpu.user + cpu.system) / 1e6 + workersCpu,
+      workersCpuSeconds: workersCpu,
       worldCpuSeconds,
       databaseCpuSeconds,
+      redisCpuSeconds: redisCpu,
       tasks,
     };
   } finally {
@@ -412,17 +461,16 @@ export const scaleBench = {
             dialect: "sqlite" | "postgres";
             workers: number;
             label: string;
-          }> =>
-            dialect === "postgres" && WORKERS > 0
-              ? [
-                  { dialect, workers: 0, label: dialect },
-                  {
-                    dialect,
-                    workers: WORKERS,
-                    label: `postgres, ${WORKERS} worker${WORKERS > 1 ? "s" : ""}${PIN ? " (pinned)" : ""}`,
-                  },
-                ]
-              : [{ dialect, workers: 0, label: dialect }],
+          }> => [
+            { dialect, workers: 0, label: dialect },
+            ...(dialect === "postgres"
+              ? WORKERS.map((workers) => ({
+                  dialect,
+                  workers,
+                  label: `postgres, ${workers} worker${workers > 1 ? "s" : ""}${PIN ? " (pinned)" : ""}${WORKER_CPU === undefined ? "" : ` of ${WORKER_CPU} core${WORKER_CPU === 1 ? "" : "s"} each`}`,
+                }))
+              : []),
+          ],
         );
         for (const { dialect, workers, label } of variants) {
           let measured: Measured;
@@ -440,7 +488,7 @@ export const scaleBench = {
             exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(label, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }
@@ -449,7 +497,7 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process). Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
       "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

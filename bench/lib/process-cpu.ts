@@ -22,6 +22,21 @@ export function processCpuSeconds(pid: number | undefined): number {
 }
 
 /**
+ * CPU seconds of this machine's Redis servers so far (every `redis-server` process: the one distributed
+ * mode uses, and any other), or undefined when none is visible here.
+ */
+export function redisCpuSeconds(): number | undefined {
+  let ticks: number | undefined;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = processStat(entry);
+    if (stat?.command !== "redis-server") continue;
+    ticks = (ticks ?? 0) + Number(stat.fields[11]) + Number(stat.fields[12]);
+  }
+  return ticks === undefined ? undefined : ticks / 100;
+}
+
+/**
  * CPU seconds of this machine's PostgreSQL server so far: its live processes, and the backends that have
  * exited, which the postmaster has reaped (its children's time). Undefined when no PostgreSQL process is
  * visible here (a server on another machine, or in a container of its own).
