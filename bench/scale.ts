@@ -296,6 +296,17 @@ async function runSightline(
     const redisCpuBefore = workers > 0 ? redisCpuSeconds() : undefined;
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
+    // Where the CPU went so far (the discovery and the finish apart, in the trace).
+    const traceCpu = () => {
+      const own = process.cpuUsage(cpuBefore);
+      const parts = [
+        `Sightline ${((own.user + own.system) / 1e6 + (distributed?.cpuSeconds() ?? 0) - workersCpuBefore).toFixed(1)} s`,
+        `world ${(world.cpuSeconds() - worldCpuBefore).toFixed(1)} s`,
+      ];
+      if (databaseCpuBefore !== undefined)
+        parts.push(`PostgreSQL ${((postgresCpuSeconds() ?? 0) - databaseCpuBefore).toFixed(1)} s`);
+      return parts.join(", ");
+    };
     let tasks = 0;
     for (;;) {
       const run = (await api(server, "GET", `/api/collections/scale/runs/${id}`)) as {
@@ -307,7 +318,7 @@ async function runSightline(
       tasks = run.tasks_total;
       if (TRACE)
         console.error(
-          `${((performance.now() - started) / 1000).toFixed(1)} s: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks`,
+          `${((performance.now() - started) / 1000).toFixed(1)} s: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks; CPU so far ${traceCpu()}`,
         );
       if (run.status === "finished") break;
       if (!["queued", "started"].includes(run.status))
