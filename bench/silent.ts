@@ -89,7 +89,16 @@ export const silentBench = {
       on: { seconds: number; tasks: number };
       off: { seconds: number; tasks: number };
       nmap?: number;
+      mixed: {
+        block: string;
+        used: string;
+        learnt: { seconds: number; tasks: number };
+        whole: { seconds: number; tasks: number };
+        nmap?: number;
+      };
     };
+    const { mixed } = result;
+    const mixedRatio = (seconds: number) => (mixed.nmap ? fixed(seconds / mixed.nmap) : "–");
     const addresses = 2 ** (32 - Number(result.block.split("/")[1]));
     const ratio = (seconds: number) => (result.nmap ? fixed(seconds / result.nmap) : "–");
     return [
@@ -100,6 +109,14 @@ export const silentBench = {
       `| Sightline, host discovery on | ${result.on.tasks} | ${fixed(result.on.seconds)} s | ${(result.on.seconds / addresses).toFixed(2)} s | ${ratio(result.on.seconds)} |`,
       `| Sightline, host discovery off | ${result.off.tasks} | ${fixed(result.off.seconds)} s | ${(result.off.seconds / addresses).toFixed(2)} s | ${ratio(result.off.seconds)} |`,
       `| nmap -sT | – | ${result.nmap === undefined ? "not installed" : `${fixed(result.nmap)} s`} | ${result.nmap === undefined ? "–" : (result.nmap / addresses).toFixed(2)} s | 1 |`,
+      "",
+      `The silent block ${mixed.block} seeded after ${mixed.used}, addresses of the same /16 that answer (they refuse every port at once): host discovery learns the network's round trip from them and waits that long (at least SIGHTLINE_HOST_DISCOVERY_MIN_TIMEOUT_MS, 250 ms) for the rest, or, with the floor set to the 1 s ceiling, always 1 s. nmap -sT -T4 --top-ports 100 on the same two blocks.`,
+      "",
+      "| scan | tasks | run | /nmap |",
+      "|---|---:|---:|---:|",
+      `| Sightline, learnt wait | ${mixed.learnt.tasks} | ${fixed(mixed.learnt.seconds)} s | ${mixedRatio(mixed.learnt.seconds)} |`,
+      `| Sightline, whole wait | ${mixed.whole.tasks} | ${fixed(mixed.whole.seconds)} s | ${mixedRatio(mixed.whole.seconds)} |`,
+      `| nmap -sT | – | ${mixed.nmap === undefined ? "not installed" : `${fixed(mixed.nmap)} s`} | 1 |`,
       muteSection,
     ].join("\n");
   },

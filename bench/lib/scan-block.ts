@@ -10,9 +10,12 @@ import { callApi } from "./api.ts";
 
 const KEYS = { access: "SLBENCHSILENTKEY01", secret: "bench-silent-secret-0123456789abcdef" };
 
-/** Scans `block` with the default settings but `settings`; answers the run's time and task count. */
+/**
+ * Scans `block` (or several, seeded in that order) with the default settings but `settings`; answers the
+ * run's time and task count.
+ */
 export async function scanBlock(
-  block: string,
+  block: string | string[],
   settings: Partial<Config>,
 ): Promise<{ seconds: number; tasks: number }> {
   const store = await createTestStore("sqlite");
@@ -32,7 +35,8 @@ export async function scanBlock(
   try {
     const api = (method: string, path: string, body?: unknown) =>
       callApi(server.url, KEYS, method, path, body);
-    await api("POST", "/api/collections", { name: "silent", seeds: [{ type: "NetBlock", name: block }] });
+    const seeds = [block].flat().map((name) => ({ type: "NetBlock", name }));
+    await api("POST", "/api/collections", { name: "silent", seeds });
     const started = performance.now();
     const { id } = (await api("POST", "/api/collections/silent/schedule")) as { id: string };
     for (;;) {

@@ -158,6 +158,13 @@ export const CONFIG_SCHEMA = Type.Object(
       description:
         "How long host discovery waits for each of its ports to answer or refuse (at most the timeout): an address in use answers within a round trip, so an unused one is left sooner. The ports of an address that answered are probed again with the whole timeout.",
     }),
+    hostDiscoveryMinTimeoutMs: whole(250, {
+      env: "SIGHTLINE_HOST_DISCOVERY_MIN_TIMEOUT_MS",
+      minimum: 1,
+      unit: "milliseconds",
+      description:
+        "The shortest wait host discovery learns: once 8 addresses of a network (an IPv4 /16, an IPv6 /48) have answered, its others are waited for their round trip as those answers show it (the smoothed time and four times its variation, as nmap times its probes), at least this long and at most SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS. Set it to that timeout to always wait the whole of it.",
+    }),
     bannerTimeoutMs: whole(1500, {
       env: "SIGHTLINE_BANNER_TIMEOUT_MS",
       minimum: 1,

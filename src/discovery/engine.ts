@@ -103,6 +103,7 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
     probeEngine,
     hostDiscovery: settings.hostDiscovery !== "off",
     hostDiscoveryTimeoutMs: settings.hostDiscoveryTimeoutMs,
+    hostDiscoveryMinTimeoutMs: settings.hostDiscoveryMinTimeoutMs,
     limits: discoveryLimits(settings),
     templates: {
       builtIn: settings.templateLibrary !== "off",

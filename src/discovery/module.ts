@@ -49,6 +49,11 @@ export interface DiscoverySettings {
   hostDiscovery?: boolean;
   /** How long host discovery waits for each of its ports (SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS); default the timeout. */
   hostDiscoveryTimeoutMs?: number;
+  /**
+   * The shortest wait host discovery learns from a network's answers (SIGHTLINE_HOST_DISCOVERY_MIN_TIMEOUT_MS);
+   * without it, the whole of hostDiscoveryTimeoutMs.
+   */
+  hostDiscoveryMinTimeoutMs?: number;
   /** Which nuclei-format templates run (SIGHTLINE_TEMPLATES and friends); default: the built-in library. */
   templates?: TemplateSettings;
 }

@@ -94,6 +94,12 @@ export const RunSettingsView = Type.Object(
           "Time host discovery waits for each of its ports (absent from runs created before the setting).",
       }),
     ),
+    host_discovery_min_timeout_ms: Type.Optional(
+      Type.Integer({
+        description:
+          "Shortest wait host discovery learns from a network's answers (absent from runs created before the setting, which always waited host_discovery_timeout_ms).",
+      }),
+    ),
     dns_max_records: Integers("Records of one type kept per name."),
     dns_max_txt_length: Integers("Characters of one TXT record kept."),
     axfr_max_records: Integers("Records read from one zone transfer."),

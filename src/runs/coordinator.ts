@@ -29,8 +29,13 @@ import { RidingCompletions } from "./riding-completions.ts";
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
 
-/** How long a task that waits (RunWork.waits) holds its slot before giving it back. */
-const WAITING_AFTER_MS = 250;
+/**
+ * How long a task that waits (RunWork.waits) holds its slot before giving it back. Each slot starts at
+ * most one such task per this time: at 250 ms the 8 slots started 32 a second, which bound a block of
+ * unused addresses (three waiting tasks each) once host discovery's wait had shrunk (docs/scale.md,
+ * Session 11). A task that ends sooner than this never joins the waiting ones.
+ */
+const WAITING_AFTER_MS = 50;
 
 /** How long a process that claimed a run's finish waits for the database before deferring it. */
 const FINISH_PATIENCE_MS = 10 * 60_000;

@@ -46,6 +46,22 @@ test("an address that answers nothing is left after the first round; one that re
   assert.deepEqual(results.silentWithoutDiscovery.scan, { ports_scanned: 12, open: [], filtered: 12 });
 });
 
+test("host discovery learns a network's round trip from the addresses of it that answer", {
+  skip: await namespaceSkipReason(),
+}, async () => {
+  const { learnt } = JSON.parse(await inSilentNetwork(SCRIPT, [], { timeoutMs: 60_000 }));
+  // Before any address of 10.251/16 answered, an unused one of it was given the whole 500 ms.
+  assert.equal(learnt.before, 500);
+  // Two addresses of it refused every port within a fraction of a millisecond: the wait is learnt, down
+  // to the 100 ms floor (the thread's own delays may keep it a little above), for that /16 alone.
+  for (const teacher of learnt.teachers)
+    assert.deepEqual(teacher.scan, { ports_scanned: 12, open: [], filtered: 0 });
+  assert.ok(learnt.after >= 100 && learnt.after < 500, `learnt ${learnt.after} ms`);
+  assert.equal(learnt.otherNetwork, 500);
+  // An unused address of the same /16 is still judged unused, after the learnt wait.
+  assert.deepEqual(learnt.silent.scan, { ports_scanned: 8, open: [], filtered: 8, host_down: true });
+});
+
 /**
  * A port that stays silent past host discovery's short wait and answers within the whole timeout: its
  * listener (in a child process) has a backlog of one (Node takes 0 for its default), filled before the

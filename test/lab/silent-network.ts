@@ -2,8 +2,9 @@
  * Silent addresses, really: a network namespace of our own (`unshare -rn`: a user namespace too, so no
  * privileges are needed where user namespaces are allowed) that routes 10.251.0.0/16 to a neighbour that
  * does not exist. A connection there is never answered nor refused, as an unused address of a real block;
- * loopback cannot give that (it refuses every closed port at once). Used by the host-discovery test and
- * the silent-space benchmark.
+ * loopback cannot give that (it refuses every closed port at once). ANSWERING_NET, inside it, is local
+ * instead: its addresses refuse every port at once, as the addresses in use of a real block answer. Used by
+ * the host-discovery test and the silent-space benchmark.
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -12,6 +13,8 @@ const run = promisify(execFile);
 
 /** The silent block inside the namespace. */
 export const SILENT_NET = "10.251.0.0/16";
+/** Addresses of the silent block that answer (refuse) at once. */
+export const ANSWERING_NET = "10.251.255.0/24";
 
 const SETUP = [
   "ip link set lo up",
@@ -21,6 +24,7 @@ const SETUP = [
   "ip addr add 10.250.0.1/24 dev sl0",
   "ip neigh add 10.250.0.2 lladdr 02:00:00:00:00:02 dev sl0",
   `ip route add ${SILENT_NET} via 10.250.0.2 dev sl0`,
+  `ip route add local ${ANSWERING_NET} dev lo`,
 ].join(" && ");
 
 /** Runs a Node script in a namespace of its own with the silent block; answers the last line it printed. */

@@ -7,6 +7,7 @@
 import { serviceName } from "../../core/service-names.ts";
 import type { DiscoveryModule, DiscoverySettings } from "../module.ts";
 import { type NativeProbes, nativeProbes } from "../net/native-probes.ts";
+import { roundTrips } from "../net/round-trips.ts";
 import { type PortState, TcpProber, type TurnOutcome } from "../net/tcp-prober.ts";
 import { identifyService } from "../service-id.ts";
 import { osFromBanner, SILENT_PORTS } from "../services.ts";
@@ -70,7 +71,15 @@ export const portScan: DiscoveryModule = {
     }
     const { ports, timeoutMs, perHostConcurrency, rateLimit, limits } = ctx.settings;
     const first = ctx.settings.hostDiscovery === false ? [] : discoveryRound(ports);
-    const discoveryMs = Math.min(ctx.settings.hostDiscoveryTimeoutMs ?? timeoutMs, timeoutMs);
+    // The first round waits what the address's network has shown its round trips to be (round-trips.ts),
+    // as known when each of its probes starts: the probes of many addresses wait for connection slots,
+    // and their neighbours' answers meanwhile count.
+    const discoveryCeilingMs = Math.min(ctx.settings.hostDiscoveryTimeoutMs ?? timeoutMs, timeoutMs);
+    const discoveryFloorMs = ctx.settings.hostDiscoveryMinTimeoutMs;
+    const discoveryMs = () =>
+      discoveryFloorMs === undefined
+        ? discoveryCeilingMs
+        : roundTrips.wait(address, discoveryFloorMs, discoveryCeilingMs);
     // SSH, SMTP and FTP greet at once; a slow one still shows within the bound.
     const bannerMs = Math.min(limits.bannerTimeoutMs, timeoutMs);
     const lanes = Math.min(ports.length, perHostConcurrency);
@@ -120,16 +129,22 @@ export const portScan: DiscoveryModule = {
       identifications.push(identify(port, greeting));
     };
     // A lane is one throttle slot at a time; each slot probes a turn's ports, one after another.
-    const lane = async (waitMs: number) => {
+    /** Whether a probe of the round under way waited less than the whole timeout. */
+    let waitedShort = false;
+    const lane = async (waitFor: () => number) => {
       while (waiting.length > 0 && !ctx.signal.aborted) {
         let turn: number[] = [];
         let outcome: TurnOutcome;
+        let began = 0;
         try {
           outcome = await ctx.throttle.run(
             address,
             () => {
               // Ports are taken once the slot is ours, so a lane waiting for one holds none.
               turn = waiting.splice(-perTurn).reverse();
+              const waitMs = waitFor();
+              if (waitMs < timeoutMs) waitedShort = true;
+              began = performance.now();
               return prober.run({
                 host: address,
                 ports: turn,
@@ -144,16 +159,27 @@ export const portScan: DiscoveryModule = {
         } catch {
           return; // aborted while waiting for a slot
         }
+        const tookMs = performance.now() - began;
         waiting.push(...turn.slice(outcome.probed).reverse());
         // Refused ports are not among the answers: what answered is what was probed less what did not.
-        answered += outcome.probed - outcome.answers.filter(({ state }) => !state.open).length;
+        const answeredNow = outcome.probed - outcome.answers.filter(({ state }) => !state.open).length;
+        answered += answeredNow;
+        // A turn whose every port answered, none waited on for a greeting, timed its round trips (its
+        // ports are probed one after another; the thread's own delays make the time longer, never shorter).
+        if (
+          answeredNow > 0 &&
+          answeredNow === outcome.probed &&
+          !outcome.answers.some(({ port, state }) => state.open && !SILENT_PORTS.has(port))
+        )
+          roundTrips.observe(address, tookMs / outcome.probed);
         for (const { port, state } of outcome.answers) found(port, state);
       }
     };
-    const round = async (list: readonly number[], waitMs: number) => {
+    const round = async (list: readonly number[], waitFor: () => number) => {
       waiting.push(...list.toReversed());
-      await Promise.all(Array.from({ length: Math.min(lanes, list.length) }, () => lane(waitMs)));
+      await Promise.all(Array.from({ length: Math.min(lanes, list.length) }, () => lane(waitFor)));
     };
+    const whole = () => timeoutMs;
     let down = false;
     try {
       if (first.length > 0) {
@@ -162,12 +188,12 @@ export const portScan: DiscoveryModule = {
         if (!down) {
           // The address is in use: what the short wait left unanswered is asked again with the whole
           // timeout, so its ports are judged as a scan without host discovery judges them.
-          const again = discoveryMs < timeoutMs ? timedOut : [];
+          const again = waitedShort ? timedOut : [];
           if (again.length > 0) timedOut = [];
           const rest = new Set(first);
-          await round([...again, ...ports.filter((port) => !rest.has(port))], timeoutMs);
+          await round([...again, ...ports.filter((port) => !rest.has(port))], whole);
         }
-      } else await round(ports, timeoutMs);
+      } else await round(ports, whole);
     } finally {
       prober.close();
     }
