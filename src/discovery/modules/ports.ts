@@ -129,7 +129,7 @@ export const portScan: DiscoveryModule = {
       identifications.push(identify(port, greeting));
     };
     // A lane is one throttle slot at a time; each slot probes a turn's ports, one after another.
-    /** Whether a probe of the round under way waited less than the whole timeout. */
+    /** Whether a probe of the first round waited less than the whole timeout (its silence proves less). */
     let waitedShort = false;
     const lane = async (waitFor: () => number) => {
       while (waiting.length > 0 && !ctx.signal.aborted) {
