@@ -10,7 +10,8 @@
  * milliseconds away need not be given a second. An address in use is never judged by this wait alone:
  * whatever its first round left unanswered is asked again with the whole timeout (modules/ports.ts).
  */
-import ipaddr from "ipaddr.js";
+import type ipaddr from "ipaddr.js";
+import { canonicalAddress, parseAddress } from "../../core/address-policy.ts";
 import { setBounded } from "../../core/bounded-map.ts";
 
 /** Answers a network must have given before its estimate is used. */
@@ -24,20 +25,23 @@ interface Estimate {
   samples: number;
 }
 
-/** The network an address is timed with: its IPv4 /16 or IPv6 /48. */
+const ipv4Network = (dotted: string) => dotted.split(".", 2).join(".");
+
+/**
+ * The network an address is timed with: its IPv4 /16 or IPv6 /48. Entities name addresses canonically,
+ * so a dotted one needs no parsing; anything else goes through the address policy (an IPv4-mapped
+ * spelling is its IPv4 address).
+ */
 export function networkOf(address: string): string {
-  if (!address.includes(":")) return address.split(".", 2).join(".");
-  try {
-    const parsed = ipaddr.parse(address);
-    if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
-      return networkOf((parsed as ipaddr.IPv6).toIPv4Address().toString());
-    return (parsed as ipaddr.IPv6).parts
-      .slice(0, 3)
-      .map((part) => part.toString(16))
-      .join(":");
-  } catch {
-    return address;
-  }
+  if (!address.includes(":")) return ipv4Network(address);
+  const parsed = parseAddress(address);
+  if (!parsed) return address;
+  const canonical = canonicalAddress(parsed);
+  if (!canonical.includes(":")) return ipv4Network(canonical);
+  return (parsed as ipaddr.IPv6).parts
+    .slice(0, 3)
+    .map((part) => part.toString(16))
+    .join(":");
 }
 
 export class RoundTrips {
