@@ -55,6 +55,8 @@ const PIN = Boolean(process.env.SIGHTLINE_BENCH_SCALE_PIN);
 const WORKER_CPU = process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU
   ? Number(process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU)
   : undefined;
+/** How long a worker may take to start taking tasks (a quarter core took about 10 s). */
+const WORKER_READY_MS = 120_000;
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const BIN = fileURLToPath(new URL("../bin/sightline.js", import.meta.url));
 /** SIGHTLINE_BENCH_SCALE_TRACE=1: progress, memory and each module's time, on stderr. */
@@ -179,22 +181,7 @@ async function startWorkers(count: number, databaseUrl: string, prefix: string) 
       stdio: ["ignore", "pipe", "inherit"],
     });
   });
-  // Ready once each has said it takes tasks: a worker on a small CPU budget takes seconds to load, which
-  // is not what the run costs.
-  await Promise.all(
-    children.map(
-      (child, i) =>
-        new Promise<void>((resolve, reject) => {
-          let said = "";
-          child.stdout!.on("data", (chunk: Buffer) => {
-            said += chunk.toString();
-            if (said.includes("is taking run tasks")) resolve();
-          });
-          child.once("exit", (code) => reject(new Error(`worker ${i} exited (${code}) before taking tasks`)));
-        }),
-    ),
-  );
-  return {
+  const pool = {
     cpuSeconds: () => children.reduce((sum, child) => sum + processCpuSeconds(child.pid), 0),
     stop: async () => {
       await Promise.all(
@@ -210,6 +197,36 @@ async function startWorkers(count: number, databaseUrl: string, prefix: string) 
       for (const slice of slices) slice.remove();
     },
   };
+  // Ready once each has said it takes tasks: a worker on a small CPU budget takes seconds to load, which
+  // is not what the run costs. (Bounded: one that never says so fails the bench.)
+  try {
+    await Promise.all(
+      children.map(
+        (child, i) =>
+          new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              () => reject(new Error(`worker ${i} did not take tasks within ${WORKER_READY_MS / 1000} s`)),
+              WORKER_READY_MS,
+            );
+            let said = "";
+            child.stdout!.on("data", (chunk: Buffer) => {
+              said += chunk.toString();
+              if (!said.includes("is taking run tasks")) return;
+              clearTimeout(timer);
+              resolve();
+            });
+            child.once("exit", (code) => {
+              clearTimeout(timer);
+              reject(new Error(`worker ${i} exited (${code}) before taking tasks`));
+            });
+          }),
+      ),
+    );
+  } catch (error) {
+    await pool.stop();
+    throw error;
+  }
+  return pool;
 }
 
 async function runSightline(
@@ -237,12 +254,13 @@ async function runSightline(
       ...(workers > 0 ? { redisUrl: REDIS, redisPrefix } : {}),
     }),
   );
-  const distributed =
-    workers > 0 ? await startWorkers(workers, store.config.databaseUrl, redisPrefix) : undefined;
+  let distributed: Awaited<ReturnType<typeof startWorkers>> | undefined;
   let polling = true;
   const closed = false;
   const pollers: Promise<void>[] = [];
   try {
+    // Inside the try: workers that fail to start still leave the server closed and the store dropped.
+    if (workers > 0) distributed = await startWorkers(workers, store.config.databaseUrl, redisPrefix);
     const emptyBytes =
       dialect === "sqlite"
         ? directoryBytes(store.config.dataDir)

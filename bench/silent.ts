@@ -98,9 +98,11 @@ export const silentBench = {
       };
     };
     const { mixed } = result;
-    const mixedRatio = (seconds: number) => (mixed.nmap ? fixed(seconds / mixed.nmap) : "–");
+    /** A time against nmap's on the same targets, when nmap ran. */
+    const against = (nmap: number | undefined) => (seconds: number) => (nmap ? fixed(seconds / nmap) : "–");
+    const mixedRatio = against(mixed.nmap);
     const addresses = 2 ** (32 - Number(result.block.split("/")[1]));
-    const ratio = (seconds: number) => (result.nmap ? fixed(seconds / result.nmap) : "–");
+    const ratio = against(result.nmap);
     return [
       `A block of ${addresses} silent addresses (${result.block}, routed nowhere inside a network namespace), the top 100 ports, default settings; nmap -sT -T4 --top-ports 100 with its host discovery on the same block. Host discovery probes an address's 8 most common ports first, waiting 1 s for each (SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS), and leaves it when none answers or refuses.`,
       "",

@@ -27,13 +27,18 @@ export function processCpuSeconds(pid: number | undefined): number {
  */
 export function redisCpuSeconds(): number | undefined {
   let ticks: number | undefined;
+  for (const { fields } of processesNamed("redis-server"))
+    ticks = (ticks ?? 0) + Number(fields[11]) + Number(fields[12]);
+  return ticks === undefined ? undefined : ticks / 100;
+}
+
+/** The processes running `command` now, each with its pid and stat fields (from field 3). */
+function* processesNamed(command: string): Generator<{ pid: number; fields: string[] }> {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = processStat(entry);
-    if (stat?.command !== "redis-server") continue;
-    ticks = (ticks ?? 0) + Number(stat.fields[11]) + Number(stat.fields[12]);
+    const stat = processStat(entry); // undefined: the process ended while the list was read
+    if (stat?.command === command) yield { pid: Number(entry), fields: stat.fields };
   }
-  return ticks === undefined ? undefined : ticks / 100;
 }
 
 /**
@@ -43,12 +48,8 @@ export function redisCpuSeconds(): number | undefined {
  */
 export function postgresCpuSeconds(): number | undefined {
   const servers = new Map<number, { ppid: number; own: number; children: number }>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = processStat(entry); // undefined: the process ended while the list was read
-    if (stat?.command !== "postgres") continue;
-    const { fields } = stat;
-    servers.set(Number(entry), {
+  for (const { pid, fields } of processesNamed("postgres")) {
+    servers.set(pid, {
       ppid: Number(fields[1]),
       own: Number(fields[11]) + Number(fields[12]),
       children: Number(fields[13]) + Number(fields[14]),
