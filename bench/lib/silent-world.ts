@@ -7,7 +7,7 @@
  * they refuse every port at once, as the addresses in use of a real block answer): host discovery learns
  * their round trip, and is timed with it and with its whole wait (the floor set to the ceiling).
  */
-import { ANSWERING_NET } from "../../test/lab/silent-network.ts";
+import { ANSWERING_NET, startSilentResolver } from "../../test/lab/silent-network.ts";
 import { exec, which } from "./peer.ts";
 import { scanBlock } from "./scan-block.ts";
 
@@ -27,6 +27,7 @@ async function nmap(...blocks: string[]): Promise<number | undefined> {
   return (performance.now() - started) / 1000;
 }
 
+const resolver = await startSilentResolver();
 const on = await sightline("on");
 const off = await sightline("off");
 const nmapSeconds = await nmap(BLOCK);
@@ -47,3 +48,4 @@ console.log(
     mixed: { block: MIXED_BLOCK, used: USED, learnt, whole, nmap: await nmap(USED, MIXED_BLOCK) },
   }),
 );
+await resolver.close();

@@ -163,7 +163,7 @@ export const CONFIG_SCHEMA = Type.Object(
       minimum: 1,
       unit: "milliseconds",
       description:
-        "The shortest wait host discovery learns: once 8 addresses of a network (an IPv4 /16, an IPv6 /48) have answered, its others are waited for their round trip as those answers show it (the smoothed time and four times its variation, as nmap times its probes), at least this long and at most SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS. Set it to that timeout to always wait the whole of it.",
+        "The shortest wait host discovery learns: once 8 addresses of a network (an IPv4 /16, an IPv6 /48) have answered, its others are waited for their round trip as those answers show it (the smoothed time and four times its variation, as nmap times its probes), at least this long and at most SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS. The UDP pass leaves an address that neither answers nor refuses any of its questions after the same wait (at most SIGHTLINE_BANNER_TIMEOUT_MS). Set it to the larger of those two timeouts to always wait the whole of each.",
     }),
     bannerTimeoutMs: whole(1500, {
       env: "SIGHTLINE_BANNER_TIMEOUT_MS",

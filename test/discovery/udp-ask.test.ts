@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
 import { test } from "node:test";
 import { createUdpModule, udpScan } from "../../src/discovery/modules/udp.ts";
+import { MIN_SAMPLES, roundTrips } from "../../src/discovery/net/round-trips.ts";
 import { udpAsk } from "../../src/discovery/net/udp.ts";
 import { runModule } from "../helpers/discovery.ts";
 
@@ -83,5 +84,69 @@ test("an address that answers nothing costs the greeting wait, not the whole tim
     assert.deepEqual(outcome !== "waited" && outcome.entities, [], "nothing answered, nothing reported");
   } finally {
     silent.close();
+  }
+});
+
+/**
+ * The UDP pass learns the wait as host discovery does (round-trips.ts): on a network whose addresses
+ * answer within a millisecond, an address whose questions are neither answered nor refused is left at
+ * the learnt wait, while one that refuses anything is in use and keeps the whole wait for a slow service.
+ * Its own /16 (127.126.0.0), so the estimate taught here reaches no other test.
+ */
+test("the UDP pass leaves a silent address at its network's learnt wait, and waits for a slow service on an address in use", async () => {
+  const host = "127.126.0.1";
+  for (let i = 0; i < MIN_SAMPLES; i++) roundTrips.observe(host, 1);
+  const slow = createSocket("udp4"); // answers every question, after 1.5 s
+  const timers = new Set<NodeJS.Timeout>();
+  await new Promise<void>((resolve) => slow.bind(0, host, resolve));
+  slow.on("message", (_, remote) => {
+    const timer = setTimeout(() => slow.send(Buffer.from("late"), remote.port, remote.address), 1500);
+    timers.add(timer);
+  });
+  const closed = createSocket("udp4");
+  await new Promise<void>((resolve) => closed.bind(0, host, resolve));
+  const closedPort = closed.address().port;
+  closed.close(); // refused from now on: the address shows it is in use
+  const probe = (port: number) => ({
+    service: "late",
+    port,
+    payload: () => Buffer.from("?"),
+    read: () => "late",
+  });
+  const settings = { timeoutMs: LONG, limits: { bannerTimeoutMs: 4000 } };
+  const found = (outcome: Awaited<ReturnType<typeof runModule>>) =>
+    outcome.entities.filter((entity) => entity.kind === "NetworkService").map((entity) => entity.name);
+  try {
+    const slowOnly = createUdpModule([probe(slow.address().port)]);
+    const learnt = await runModule(
+      slowOnly,
+      { kind: "IpAddress", name: host },
+      {
+        ...settings,
+        hostDiscoveryMinTimeoutMs: 100,
+      },
+    );
+    assert.deepEqual(found(learnt), [], "silent for the learnt 100 ms: left before the 1.5 s answer");
+    const whole = await runModule(slowOnly, { kind: "IpAddress", name: host }, settings);
+    assert.deepEqual(found(whole), [`${host}:${slow.address().port}/udp`], "without a floor: the whole wait");
+    const off = await runModule(
+      slowOnly,
+      { kind: "IpAddress", name: host },
+      {
+        ...settings,
+        hostDiscovery: false,
+        hostDiscoveryMinTimeoutMs: 100,
+      },
+    );
+    assert.equal(found(off).length, 1, "host discovery off: the whole wait");
+    const inUse = await runModule(
+      createUdpModule([probe(slow.address().port), probe(closedPort)]),
+      { kind: "IpAddress", name: host },
+      { ...settings, hostDiscoveryMinTimeoutMs: 100 },
+    );
+    assert.deepEqual(found(inUse), [`${host}:${slow.address().port}/udp`], "a refusal: the whole wait");
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    slow.close();
   }
 });

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { isIPv6 } from "node:net";
 import { parseSnmpResponse, snmpGet } from "../checks/exposures/snmp.ts";
 import type { DiscoveryModule } from "../module.ts";
+import { roundTrips } from "../net/round-trips.ts";
 import { udpAsk } from "../net/udp.ts";
 
 export interface UdpProbe {
@@ -263,23 +264,43 @@ export function createUdpModule(probes: readonly UdpProbe[] = UDP_PROBES): Disco
       // All of an address's questions go out together in one throttle slot (one operation for the rate
       // limit, as a turn of the TCP scan is): a silent host then costs one time-out, not one per port.
       const asked = probes.map((probe) => ({ probe, payload: probe.payload() }));
+      // An address none of whose questions is answered or refused within its network's learnt round trip
+      // (host discovery's estimate, round-trips.ts) is taken to be unused, as the port scan takes it, and
+      // its questions end then. Once anything answers or refuses, the address is in use and every question
+      // gets the whole wait, so a slow service is not cut short.
+      const floorMs =
+        ctx.settings.hostDiscovery === false ? undefined : ctx.settings.hostDiscoveryMinTimeoutMs;
+      const silentAfterMs = floorMs === undefined ? answerMs : roundTrips.wait(address, floorMs, answerMs);
+      const unused = new AbortController();
+      const signal = silentAfterMs < answerMs ? AbortSignal.any([ctx.signal, unused.signal]) : ctx.signal;
       let answers: Array<Awaited<ReturnType<typeof udpAsk>>>;
       try {
         answers = await ctx.throttle.run(
           address,
-          () =>
-            Promise.all(
-              asked.map(({ probe, payload }) =>
-                udpAsk({
-                  host: address,
-                  port: probe.port,
-                  payload,
-                  timeoutMs: answerMs,
-                  signal: ctx.signal,
-                  maxBytes: Math.max(limits.bannerMaxBytes, 4096),
-                }),
-              ),
-            ),
+          async () => {
+            let heard = false;
+            const judge =
+              signal === ctx.signal ? undefined : setTimeout(() => heard || unused.abort(), silentAfterMs);
+            try {
+              return await Promise.all(
+                asked.map(({ probe, payload }) =>
+                  udpAsk({
+                    host: address,
+                    port: probe.port,
+                    payload,
+                    timeoutMs: answerMs,
+                    signal,
+                    maxBytes: Math.max(limits.bannerMaxBytes, 4096),
+                    heard: () => {
+                      heard = true;
+                    },
+                  }),
+                ),
+              );
+            } finally {
+              clearTimeout(judge);
+            }
+          },
           ctx.signal,
         );
       } catch {

@@ -19,6 +19,8 @@ export interface UdpQuestion {
   maxBytes?: number;
   /** Whether the datagrams so far are the whole answer (default: the first one is). */
   complete?(datagrams: Buffer[]): boolean;
+  /** Called at the first sign that the address is in use: a datagram from the port, or its refusal. */
+  heard?(): void;
 }
 
 export interface UdpAnswer {
@@ -55,10 +57,14 @@ export function udpAsk(question: UdpQuestion): Promise<UdpAnswer | undefined> {
     };
     const timer = setTimeout(finish, question.timeoutMs);
     question.signal.addEventListener("abort", finish, { once: true });
-    socket.on("error", finish);
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ECONNREFUSED" && !done) question.heard?.();
+      finish();
+    });
     socket.on("message", (message, remote) => {
       if (done) return;
       if (remote.port !== question.port || normalise(remote.address) !== normalise(question.host)) return;
+      question.heard?.();
       if (datagrams.length >= maxDatagrams || bytes >= maxBytes) {
         dropped++;
         return finish();
