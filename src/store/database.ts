@@ -16,6 +16,11 @@ export type Dialect = "sqlite" | "postgres";
 
 export interface Store {
   db: Kysely<Database>;
+  /**
+   * Where a run's per-task statements go (a task's start, its completion with what it found and its
+   * follow-ups): on PostgreSQL connections of their own (see `taskPool`), on SQLite `db` itself.
+   */
+  taskDb: Kysely<Database>;
   dialect: Dialect;
   /** Where the data lives, for logs (never includes a password). */
   location: string;
@@ -24,30 +29,41 @@ export interface Store {
 
 export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Store {
   if (config.databaseUrl) {
-    // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
     // Commits do not wait for their WAL flush: the durability SQLite has below (synchronous = NORMAL: a
     // crash may lose the last commits, never corrupts). Every task's writes had waited on a flush; a
     // /20 took 41 s instead of 34. A DATABASE_URL that sets `options` keeps its own settings.
-    const ownOptions = new URL(config.databaseUrl).searchParams.has("options");
-    const pool = new pg.Pool({
-      connectionString: config.databaseUrl,
-      max: 10,
-      connectionTimeoutMillis: 5000,
-      ...(ownOptions ? {} : { options: "-c synchronous_commit=off" }),
+    const ownOptions = new URL(config.databaseUrl).searchParams.get("options");
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: postgresPool(config.databaseUrl, ownOptions ?? "-c synchronous_commit=off"),
+      }),
     });
-    // A client losing its server (a PostgreSQL restart, a cut network) must not crash the process: the
-    // pool reports idle ones here, and a checked-out one would emit 'error' with no listener (Kysely adds
-    // none), which Node turns into an uncaught exception. Its query fails anyway and the pool drops it.
-    pool.on("error", () => {});
-    const names = new StatementNames();
-    pool.on("connect", (client) => {
-      client.on("error", () => {});
-      prepareHotStatements(client, names);
+    // The per-task statements have connections of their own, whose sessions plan each named statement
+    // once for any parameters instead of again at every execution: a task's statements are always the
+    // same few, PostgreSQL kept choosing a custom plan for them (an array's length changes its cost), and
+    // planning was a sixth of its CPU in a run. Each finds its rows by an index, so the plan made once must
+    // never be a sequential scan: one planned while a run's first tasks were the table's only rows would
+    // be kept as the table grew (sessions 8 and 12 in docs/scale.md). The rest (the API, the merge) keeps
+    // custom plans, made for the tables as they are.
+    const taskDb = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: postgresPool(
+          config.databaseUrl,
+          `${ownOptions ?? "-c synchronous_commit=off"} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off`,
+        ),
+      }),
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = "";
-    return { db, dialect: "postgres", location: url.toString(), close: () => db.destroy() };
+    return {
+      db,
+      taskDb,
+      dialect: "postgres",
+      location: url.toString(),
+      close: async () => {
+        await Promise.all([db.destroy(), taskDb.destroy()]);
+      },
+    };
   }
   const dir = resolve(config.dataDir);
   // A map of an organisation's weak spots is for its owner only: the folder 0700 when Sightline makes
@@ -71,5 +87,32 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
   const reader = new DatabaseSync(file);
   reader.exec("PRAGMA busy_timeout = 5000;");
   const db = new Kysely<Database>({ dialect: new ReaderWriterSqliteDialect(database, reader) });
-  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+  return { db, taskDb: db, dialect: "sqlite", location: file, close: () => db.destroy() };
+}
+
+/**
+ * A pool of up to 10 connections to `url` with the session `options` (`-c name=value …`), which replace
+ * the URL's own (the caller passes those in): pg lets a connection string's parameters win over the
+ * pool's settings.
+ */
+function postgresPool(url: string, options: string): pg.Pool {
+  const connectionString = new URL(url);
+  connectionString.searchParams.delete("options");
+  // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
+  const pool = new pg.Pool({
+    connectionString: connectionString.toString(),
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    options,
+  });
+  // A client losing its server (a PostgreSQL restart, a cut network) must not crash the process: the
+  // pool reports idle ones here, and a checked-out one would emit 'error' with no listener (Kysely adds
+  // none), which Node turns into an uncaught exception. Its query fails anyway and the pool drops it.
+  pool.on("error", () => {});
+  const names = new StatementNames();
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+    prepareHotStatements(client, names);
+  });
+  return pool;
 }

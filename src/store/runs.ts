@@ -135,9 +135,13 @@ export class RunsRepository {
   readonly #writing = new Map<number, { total: number; done: number }>();
   #writeTimer: NodeJS.Timeout | undefined;
 
-  constructor(db: Kysely<Database>, settings?: RunSettings) {
+  /** Where a task's start and completion go (Store.taskDb): `db` unless given. */
+  readonly #taskDb: Kysely<Database>;
+
+  constructor(db: Kysely<Database>, settings?: RunSettings, taskDb: Kysely<Database> = db) {
     this.db = db;
     this.settings = settings;
+    this.#taskDb = taskDb;
   }
 
   #count(runId: number, total: number, done: number): void {
@@ -518,7 +522,7 @@ export class RunsRepository {
     worker: string,
     options: { uncounted?: boolean } = {},
   ): Promise<TaskRecord | undefined> {
-    return this.#begin(this.db, taskId, worker, options.uncounted ?? false);
+    return this.#begin(this.#taskDb, taskId, worker, options.uncounted ?? false);
   }
 
   /** One statement: the update answers the row (both dialects have RETURNING). */
@@ -664,7 +668,7 @@ export class RunsRepository {
       added?: Array<{ id: number; key: string }>;
       done?: Array<{ id: number; run_id: number }>;
       begun?: RunTaskRow | null;
-    }>`with ${sql.join(ctes)} select ${sql.join(answers)}`.execute(this.db);
+    }>`with ${sql.join(ctes)} select ${sql.join(answers)}`.execute(this.#taskDb);
     const { added = [], done = [], begun } = result.rows[0];
     if (input.runId !== undefined && added.length > 0) this.#count(input.runId, added.length, 0);
     for (const task of done) this.#count(task.run_id, 0, 1);
@@ -707,7 +711,7 @@ export class RunsRepository {
     if (!(this.db.getExecutor().adapter instanceof PostgresAdapter))
       return this.db.transaction().execute((trx) => this.#addTasks(trx, runId, tasks, now));
     // One autocommit insert per chunk: the keys it holds are released at once.
-    const ids = await insertTaskRows(this.db, runId, byKey(tasks), now);
+    const ids = await insertTaskRows(this.#taskDb, runId, byKey(tasks), now);
     this.#count(runId, ids.length, 0);
     return inGivenOrder(tasks, ids);
   }

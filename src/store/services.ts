@@ -27,7 +27,7 @@ export async function openServices(
 ): Promise<Services> {
   const store = openStore(config);
   // Every run this process creates carries this process's discovery settings to every worker.
-  const runs = new RunsRepository(store.db, runSettingsFrom(config));
+  const runs = new RunsRepository(store.db, runSettingsFrom(config), store.taskDb);
   if (options.migrate !== false) {
     for (let tries = 1; ; tries++) {
       try {
