@@ -908,15 +908,20 @@ export class EntitiesRepository {
     const values = "names" in filter ? filter.names : filter.prefixes;
     if (values.length === 0) return [];
     // In bounded batches: one term per value would outgrow SQLite's expression depth (1,000) and any plan.
-    // A prefix is a range of the (run_id, kind, name) index ("1.2.3.4:" up to "1.2.3.4;"), not a LIKE
-    // (SQLite's LIKE ignores case and so cannot use the index); PostgreSQL keeps LIKE, as a range would
-    // follow the database's collation, which may order punctuation its own way. A name matches one prefix at most (they
-    // end in ":"), so each entity's rows come in one batch, in the order they were staged.
+    // A prefix is a range of names' bytes ("1.2.3.4:" up to "1.2.3.4;"), not a LIKE: on SQLite a range of
+    // the (run_id, kind, name) index (SQLite's LIKE ignores case and so cannot use it); on PostgreSQL, for
+    // services, a range of the services' index in "C" order (migration 019), since the name's own
+    // collation may order punctuation its own way and LIKE read every staged service of the run. A name
+    // matches one prefix at most (they end in ":"), so each entity's rows come in one batch, in the order
+    // they were staged.
     const rows: Array<
       Pick<Selectable<StagedEntitiesTable>, "kind" | "name" | "details" | "scoped" | "depth" | "ancestors">
     > = [];
     const batch = "names" in filter ? CHUNK * 5 : CHUNK;
     const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    // The services' index is partial: its predicate must be in the query as a literal to be used.
+    const servicesByBytes =
+      postgres && "prefixes" in filter && kinds.length === 1 && kinds[0] === "NetworkService";
     for (let i = 0; i < values.length; i += batch) {
       const slice = values.slice(i, i + batch);
       rows.push(
@@ -924,15 +929,17 @@ export class EntitiesRepository {
           .selectFrom("staged_entities")
           .select(["kind", "name", "details", "scoped", "depth", "ancestors"])
           .where("run_id", "=", runId)
-          .where("kind", "in", kinds)
+          .where((eb) => (servicesByBytes ? sql<boolean>`kind = 'NetworkService'` : eb("kind", "in", kinds)))
           .where((eb) =>
             "names" in filter
               ? eb("name", "in", slice)
               : eb.or(
                   slice.map((prefix) =>
-                    postgres
-                      ? eb("name", "like", `${prefix}%`)
-                      : eb.and([eb("name", ">=", prefix), eb("name", "<", prefixEnd(prefix))]),
+                    servicesByBytes
+                      ? sql<boolean>`(name collate "C") >= ${prefix} and (name collate "C") < ${prefixEnd(prefix)}`
+                      : postgres
+                        ? eb("name", "like", `${prefix}%`)
+                        : eb.and([eb("name", ">=", prefix), eb("name", "<", prefixEnd(prefix))]),
                   ),
                 ),
           )

@@ -1,10 +1,15 @@
 /**
  * The staging tables keep one index each for what reads them (migration 018 dropped the ones that were a
- * prefix of another), and a run's rows are still found through an index, not by reading the table.
+ * prefix of another), and a run's rows are still found through an index, not by reading the table; on
+ * PostgreSQL a run's services also have one by their name's bytes (019), so an address's services are a
+ * range of it whatever the database's collation.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { sql } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { EntitiesRepository, type StagedEntity } from "../../src/store/entities.ts";
+import type { Database } from "../../src/store/schema.ts";
 import type { Services } from "../../src/store/services.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
@@ -12,9 +17,10 @@ import { dialects } from "../helpers/stores.ts";
 for (const { dialect, skip } of await dialects()) {
   describe(`staging indexes on ${dialect}`, { skip }, () => {
     let services: Services;
+    let collectionId: number;
     let close: (() => Promise<void>) | undefined;
     before(async () => {
-      ({ services, close } = await servicesWithCollection(dialect));
+      ({ services, collectionId, close } = await servicesWithCollection(dialect));
     });
     after(() => close?.());
 
@@ -32,7 +38,9 @@ for (const { dialect, skip } of await dialects()) {
     test("one index per staging table, none a prefix of another", async () => {
       assert.deepEqual(
         await indexes("staged_entities"),
-        dialect === "sqlite" ? ["staged_entities_run_kind_name"] : ["staged_entities_run_kind_name_id"],
+        dialect === "sqlite"
+          ? ["staged_entities_run_kind_name"]
+          : ["staged_entities_run_kind_name_id", "staged_entities_services"],
       );
       assert.deepEqual(await indexes("staged_findings"), ["staged_findings_run_key"]);
     });
@@ -50,6 +58,64 @@ for (const { dialect, skip } of await dialects()) {
         : explain.execute(services.store.db));
       const plan = JSON.stringify(rows);
       assert.match(plan, /staged_entities_run_kind_name/, plan);
+    });
+
+    test("an address's staged services are found by a range of an index, and only its own", async () => {
+      const runId = 7;
+      const service = (name: string): StagedEntity => ({
+        kind: "NetworkService",
+        name,
+        details: {},
+        scoped: true,
+        hidden: false,
+        depth: 1,
+        aliases: [],
+        ancestors: [],
+      });
+      const names = Array.from({ length: 200 }, (_, i) => `10.0.${i >> 4}.${i & 15}:${i % 2 ? 22 : 80}/tcp`);
+      await services.entities.stage(runId, collectionId, {
+        entities: [...names, "10.0.0.10:443/tcp", "[2001:db8::1]:80/tcp"].map(service),
+        findings: [],
+        notes: [],
+      });
+      // A logging database over the same one, to see the statement the look-up sends.
+      let sent: CompiledQuery | undefined;
+      const logged =
+        dialect === "postgres"
+          ? new Kysely<Database>({
+              dialect: new PostgresDialect({
+                pool: new pg.Pool({ connectionString: services.config.databaseUrl, max: 1 }),
+              }),
+              log: (event) => {
+                if (event.level === "query" && /from "staged_entities"/.test(event.query.sql))
+                  sent = event.query;
+              },
+            })
+          : services.store.db;
+      try {
+        const found = await new EntitiesRepository(logged).staged(runId, ["NetworkService"], {
+          prefixes: ["10.0.0.1:", "[2001:db8::1]:"],
+        });
+        assert.deepEqual(found.map((entity) => entity.name).sort(), [
+          "10.0.0.1:22/tcp",
+          "[2001:db8::1]:80/tcp",
+        ]);
+        if (dialect === "postgres") {
+          const query = sent;
+          assert.ok(query, "the look-up's statement was seen");
+          const { rows } = await logged.transaction().execute(async (trx) => {
+            await sql`set local enable_seqscan = off`.execute(trx);
+            return trx.executeQuery(
+              CompiledQuery.raw(`explain (costs off) ${query.sql}`, [...query.parameters]),
+            );
+          });
+          const plan = JSON.stringify(rows);
+          assert.match(plan, /staged_entities_services/, plan);
+          assert.doesNotMatch(plan, /~~/, `a LIKE reads every service of the run: ${plan}`);
+        }
+      } finally {
+        if (logged !== services.store.db) await logged.destroy();
+      }
     });
   });
 }

@@ -17,6 +17,7 @@ import { findingTexts } from "./015-finding-texts.ts";
 import { stagedFindingsOrder } from "./016-staged-findings-order.ts";
 import { compressedJson } from "./017-compressed-json.ts";
 import { stagingIndexPrefixes } from "./018-staging-index-prefixes.ts";
+import { stagedServicesByAddress } from "./019-staged-services-by-address.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -38,6 +39,7 @@ export const migrations: Record<string, DialectMigration> = {
   "016-staged-findings-order": stagedFindingsOrder,
   "017-compressed-json": compressedJson,
   "018-staging-index-prefixes": stagingIndexPrefixes,
+  "019-staged-services-by-address": stagedServicesByAddress,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */
