@@ -510,9 +510,11 @@ export const scaleBench = {
             continue;
           }
           const before = previous.get(label);
-          const exponent = before
-            ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
-            : undefined;
+          // A size repeated (DIALECTS=sqlite,postgres,sqlite,… for interleaved pairs) has no growth to show.
+          const exponent =
+            before && before.prefix !== prefix
+              ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
+              : undefined;
           if (exponent !== undefined)
             exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(label, { prefix, seconds: measured.seconds });
