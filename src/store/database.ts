@@ -18,7 +18,7 @@ export interface Store {
   db: Kysely<Database>;
   /**
    * Where a run's per-task statements go (a task's start, its completion with what it found and its
-   * follow-ups): on PostgreSQL connections of their own (see `taskPool`), on SQLite `db` itself.
+   * follow-ups): on PostgreSQL connections of their own (see openStore), on SQLite `db` itself.
    */
   taskDb: Kysely<Database>;
   dialect: Dialect;
@@ -32,12 +32,9 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
     // Commits do not wait for their WAL flush: the durability SQLite has below (synchronous = NORMAL: a
     // crash may lose the last commits, never corrupts). Every task's writes had waited on a flush; a
     // /20 took 41 s instead of 34. A DATABASE_URL that sets `options` keeps its own settings.
-    const ownOptions = new URL(config.databaseUrl).searchParams.get("options");
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({
-        pool: postgresPool(config.databaseUrl, ownOptions ?? "-c synchronous_commit=off"),
-      }),
-    });
+    const sessionOptions =
+      new URL(config.databaseUrl).searchParams.get("options") ?? "-c synchronous_commit=off";
+    const db = postgresDatabase(config.databaseUrl, sessionOptions);
     // The per-task statements have connections of their own, whose sessions plan each named statement
     // once for any parameters instead of again at every execution: a task's statements are always the
     // same few, PostgreSQL kept choosing a custom plan for them (an array's length changes its cost), and
@@ -45,14 +42,10 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
     // never be a sequential scan: one planned while a run's first tasks were the table's only rows would
     // be kept as the table grew (sessions 8 and 12 in docs/scale.md). The rest (the API, the merge) keeps
     // custom plans, made for the tables as they are.
-    const taskDb = new Kysely<Database>({
-      dialect: new PostgresDialect({
-        pool: postgresPool(
-          config.databaseUrl,
-          `${ownOptions ?? "-c synchronous_commit=off"} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off`,
-        ),
-      }),
-    });
+    const taskDb = postgresDatabase(
+      config.databaseUrl,
+      `${sessionOptions} -c plan_cache_mode=force_generic_plan -c enable_seqscan=off`,
+    );
     const url = new URL(config.databaseUrl);
     url.password = "";
     return {
@@ -91,11 +84,11 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
 }
 
 /**
- * A pool of up to 10 connections to `url` with the session `options` (`-c name=value …`), which replace
- * the URL's own (the caller passes those in): pg lets a connection string's parameters win over the
- * pool's settings.
+ * A database over a pool of up to 10 connections to `url` with the session `options` (`-c name=value …`),
+ * which replace the URL's own (the caller passes those in): pg lets a connection string's parameters win
+ * over the pool's settings.
  */
-function postgresPool(url: string, options: string): pg.Pool {
+function postgresDatabase(url: string, options: string): Kysely<Database> {
   const connectionString = new URL(url);
   connectionString.searchParams.delete("options");
   // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
@@ -114,5 +107,5 @@ function postgresPool(url: string, options: string): pg.Pool {
     client.on("error", () => {});
     prepareHotStatements(client, names);
   });
-  return pool;
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -27,6 +27,23 @@ export interface FixtureOptions {
   sharedNames?: number;
 }
 
+/** One staged sighting of `kind` `name`, scoped, at depth 1, with no details unless `extra` gives them. */
+export const stagedEntity = (
+  kind: string,
+  name: string,
+  extra: Partial<StagedEntity> = {},
+): StagedEntity => ({
+  kind,
+  name,
+  details: {},
+  scoped: true,
+  hidden: false,
+  depth: 1,
+  aliases: [],
+  ancestors: [],
+  ...extra,
+});
+
 export const ip = (host: number) => `10.${(host >> 16) & 255}.${(host >> 8) & 255}.${host & 255}`;
 export const dnsName = (host: number) => `h${host}.corp.example`;
 export const hasName = (host: number) => host % 2 === 0;

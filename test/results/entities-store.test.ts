@@ -6,24 +6,13 @@ import { loadConfig } from "../../src/core/config.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
 import { CollectionsRepository } from "../../src/store/collections.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
-import { DetailsMerger, mergeDetails, type StagedEntity } from "../../src/store/entities.ts";
+import { DetailsMerger, mergeDetails } from "../../src/store/entities.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { findingEndpoints } from "../../src/store/migrations/013-finding-endpoints.ts";
 import { ResultQueries } from "../../src/store/result-queries.ts";
 import { EntitiesReader } from "../helpers/entities-reader.ts";
+import { stagedEntity as staged } from "../helpers/result-fixtures.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
-
-const staged = (kind: string, name: string, extra: Partial<StagedEntity> = {}): StagedEntity => ({
-  kind,
-  name,
-  details: {},
-  scoped: true,
-  hidden: false,
-  depth: 1,
-  aliases: [],
-  ancestors: [],
-  ...extra,
-});
 
 const finding = (name: string, entityName: string) => ({
   name,

@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { EntitiesRepository, type StagedEntity } from "../../src/store/entities.ts";
+import { EntitiesRepository } from "../../src/store/entities.ts";
 import type { Database } from "../../src/store/schema.ts";
 import type { Services } from "../../src/store/services.ts";
+import { stagedEntity } from "../helpers/result-fixtures.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 
@@ -62,16 +63,7 @@ for (const { dialect, skip } of await dialects()) {
 
     test("an address's staged services are found by a range of an index, and only its own", async () => {
       const runId = 7;
-      const service = (name: string): StagedEntity => ({
-        kind: "NetworkService",
-        name,
-        details: {},
-        scoped: true,
-        hidden: false,
-        depth: 1,
-        aliases: [],
-        ancestors: [],
-      });
+      const service = (name: string) => stagedEntity("NetworkService", name);
       const names = Array.from({ length: 200 }, (_, i) => `10.0.${i >> 4}.${i & 15}:${i % 2 ? 22 : 80}/tcp`);
       await services.entities.stage(runId, collectionId, {
         entities: [...names, "10.0.0.10:443/tcp", "[2001:db8::1]:80/tcp"].map(service),

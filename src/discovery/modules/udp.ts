@@ -271,16 +271,16 @@ export function createUdpModule(probes: readonly UdpProbe[] = UDP_PROBES): Disco
       const floorMs =
         ctx.settings.hostDiscovery === false ? undefined : ctx.settings.hostDiscoveryMinTimeoutMs;
       const silentAfterMs = floorMs === undefined ? answerMs : roundTrips.wait(address, floorMs, answerMs);
+      const learnt = silentAfterMs < answerMs;
       const unused = new AbortController();
-      const signal = silentAfterMs < answerMs ? AbortSignal.any([ctx.signal, unused.signal]) : ctx.signal;
+      const signal = learnt ? AbortSignal.any([ctx.signal, unused.signal]) : ctx.signal;
       let answers: Array<Awaited<ReturnType<typeof udpAsk>>>;
       try {
         answers = await ctx.throttle.run(
           address,
           async () => {
             let heard = false;
-            const judge =
-              signal === ctx.signal ? undefined : setTimeout(() => heard || unused.abort(), silentAfterMs);
+            const judge = learnt ? setTimeout(() => heard || unused.abort(), silentAfterMs) : undefined;
             try {
               return await Promise.all(
                 asked.map(({ probe, payload }) =>
