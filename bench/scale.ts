@@ -10,7 +10,9 @@
  * Sizes: SIGHTLINE_BENCH_SCALE_SIZES (default "24,20"; "24,20,16" for the /16, which takes minutes and
  * needs about 47,000 sockets in the world process). Dialects: SIGHTLINE_BENCH_SCALE_DIALECTS (default
  * "sqlite,postgres"; PostgreSQL is skipped when it does not answer). SIGHTLINE_BENCH_SCALE_TRACE=1 adds
- * progress, memory and each module's time on stderr. Run alone as `npm run bench` runs it (its server is
+ * progress, memory and each module's time on stderr. SIGHTLINE_BENCH_SCALE_SEEDS: "netblock" (the default,
+ * the issue's goals), "domain" (the zone alone, found by its transfer) or "both" (an organisation's block
+ * and its domain: every host also reached by name, so the virtual-host look-ups run). Run alone as `npm run bench` runs it (its server is
  * in this process, so with the server's V8 flag): node --max-semi-space-size=4 bench/scale.ts
  */
 import { spawn } from "node:child_process";
@@ -27,9 +29,17 @@ import { callApi } from "./lib/api.ts";
 import { cpuSlice } from "./lib/cpu-slice.ts";
 import { exec, startWorldProcess, stopWorldProcess, which } from "./lib/peer.ts";
 import { postgresCpuSeconds, processCpuSeconds, redisCpuSeconds } from "./lib/process-cpu.ts";
-import { WORLD_NET, WORLD_OCTET } from "./lib/scale-world.ts";
+import { WORLD_NET, WORLD_OCTET, ZONE } from "./lib/scale-world.ts";
 
 const SIZES = (process.env.SIGHTLINE_BENCH_SCALE_SIZES ?? "24,20").split(",").map(Number);
+const SEEDS = process.env.SIGHTLINE_BENCH_SCALE_SEEDS ?? "netblock";
+if (!["netblock", "domain", "both"].includes(SEEDS))
+  throw new Error(`SIGHTLINE_BENCH_SCALE_SEEDS takes netblock, domain or both, not "${SEEDS}"`);
+/** The collection's seeds for the world's /<prefix>. */
+const seedsOf = (prefix: number) => [
+  ...(SEEDS === "domain" ? [] : [{ type: "NetBlock", name: `${WORLD_NET}/${prefix}` }]),
+  ...(SEEDS === "netblock" ? [] : [{ type: "Domain", name: ZONE }]),
+];
 const DIALECTS = (process.env.SIGHTLINE_BENCH_SCALE_DIALECTS ?? "sqlite,postgres").split(",") as Array<
   "sqlite" | "postgres"
 >;
@@ -267,7 +277,7 @@ async function runSightline(
         : await databaseBytes(store.config.databaseUrl);
     await api(server, "POST", "/api/collections", {
       name: "scale",
-      seeds: [{ type: "NetBlock", name: `${WORLD_NET}/${prefix}` }],
+      seeds: seedsOf(prefix),
     });
     // The API as a user sees it during the run: /healthz and a page of hosts, each polled every 100 ms.
     const health: number[] = [];
@@ -528,7 +538,7 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with one NetBlock of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
       "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -2,7 +2,8 @@
  * The scale benchmark's world, in a process of its own: every other address of 127.90.0.0/<prefix> is a
  * live host (HTTP on 80 on every live host, SSH on every 4th, TLS on every 8th with one shared
  * certificate, a second web port 8080 on every 16th), and a DNS server on 127.91.0.54:53 with one name
- * per live host (h<i>.scale.test) and its PTR record. One process holds every listener (raise `ulimit -n`
+ * per live host (h<i>.scale.test) and its PTR record, the zone open to transfer (AXFR over TCP) for
+ * runs seeded with the domain. One process holds every listener (raise `ulimit -n`
  * before starting it: a /16 is about 47,000 sockets); one HTTP and one HTTPS server answer for all of them.
  * Prints one JSON line when ready, serves until its standard input closes.
  *
@@ -20,6 +21,8 @@ export const WORLD_OCTET = Number(process.env.SIGHTLINE_BENCH_SCALE_OCTET ?? 90)
 export const WORLD_NET = `127.${WORLD_OCTET}.0.0`;
 export const NAMESERVER = `127.${WORLD_OCTET + 1}.0.54`;
 export const ZONE = "scale.test";
+/** Records per message of a zone transfer. */
+const AXFR_CHUNK = 500;
 
 export interface WorldHost {
   index: number;
@@ -114,6 +117,16 @@ async function main() {
     },
   };
   forward.set(`ns1.${ZONE}`, NAMESERVER);
+  const response = (query: dnsPacket.Packet, rcode: string, answers: dnsPacket.Answer[]): Buffer =>
+    dnsPacket.encode({
+      type: "response",
+      id: query.id,
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED),
+      rcode,
+      questions: query.questions,
+      answers,
+      authorities: answers.length === 0 ? [soa] : [],
+    } as dnsPacket.Packet);
   const answer = (query: dnsPacket.Packet): Buffer => {
     const question = query.questions?.[0];
     const name = (question?.name ?? "").toLowerCase().replace(/\.$/, "");
@@ -127,15 +140,22 @@ async function main() {
       answers.push({ type: "NS", name: question.name, ttl: 300, data: `ns1.${ZONE}` });
     else if (question?.type === "SOA" && name === ZONE) answers.push({ ...soa, name: question.name });
     else if (!forward.has(name) && !reverse.has(name) && name !== ZONE) rcode = "NXDOMAIN";
-    return dnsPacket.encode({
-      type: "response",
-      id: query.id,
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED),
-      rcode,
-      questions: query.questions,
-      answers,
-      authorities: answers.length === 0 ? [soa] : [],
-    } as dnsPacket.Packet);
+    return response(query, rcode, answers);
+  };
+  /** A transfer of the forward zone: SOA, every A record in messages of AXFR_CHUNK, SOA (RFC 5936). */
+  const transfer = (query: dnsPacket.Packet): Buffer[] => {
+    const records: dnsPacket.Answer[] = [{ ...soa }];
+    for (const [name, ip] of forward) records.push({ type: "A", name, ttl: 300, data: ip });
+    records.push({ ...soa });
+    const messages: Buffer[] = [];
+    for (let i = 0; i < records.length; i += AXFR_CHUNK)
+      messages.push(response(query, "NOERROR", records.slice(i, i + AXFR_CHUNK)));
+    return messages;
+  };
+  const replies = (query: dnsPacket.Packet): Buffer[] => {
+    const question = query.questions?.[0];
+    const zone = (question?.name ?? "").toLowerCase().replace(/\.$/, "") === ZONE;
+    return question?.type === "AXFR" && zone ? transfer(query) : [answer(query)];
   };
   if (part !== 0) {
     process.stdout.write(
@@ -161,12 +181,14 @@ async function main() {
       buffered = Buffer.concat([buffered, chunk]);
       while (buffered.length >= 2 && buffered.length >= 2 + buffered.readUInt16BE(0)) {
         const length = buffered.readUInt16BE(0);
-        const reply = answer(dnsPacket.decode(buffered.subarray(2, 2 + length)));
+        const query = dnsPacket.decode(buffered.subarray(2, 2 + length));
         buffered = buffered.subarray(2 + length);
-        const framed = Buffer.alloc(2 + reply.length);
-        framed.writeUInt16BE(reply.length, 0);
-        reply.copy(framed, 2);
-        socket.write(framed);
+        for (const reply of replies(query)) {
+          const framed = Buffer.alloc(2 + reply.length);
+          framed.writeUInt16BE(reply.length, 0);
+          reply.copy(framed, 2);
+          socket.write(framed);
+        }
       }
     });
   });
