@@ -286,12 +286,17 @@ export function timedOut(error: unknown): boolean {
   return TIMEOUT_CODES.has((error as { code?: unknown } | undefined)?.code as string);
 }
 
+/** The reason an agent's idle connections end with: made once, its stack formatted once. */
+const CLOSED = new Error("the HTTP client was closed");
+
 export class HttpClient {
   readonly #pins = new Map<string, string>();
   readonly #agent: Agent;
   readonly limits: FetchLimits;
   readonly #signal: AbortSignal;
   readonly #mayTouch: (address: string) => boolean;
+  /** Requests dispatched and not yet answered or failed. */
+  #inFlight = 0;
 
   /**
    * `pins` maps host names to the address to connect to. `mayTouch` is asked about every host name
@@ -358,6 +363,7 @@ export class HttpClient {
       throw new Error(`${target.hostname} is outside what discovery may touch, or has no known address`);
     const requestHeaders = { "user-agent": USER_AGENT, accept: "*/*", ...extraHeaders };
     const bound = deadline(this.#signal, this.limits.timeoutMs);
+    this.#inFlight++;
     try {
       const { signal } = bound;
       if (signal.aborted) throw signal.reason;
@@ -390,6 +396,7 @@ export class HttpClient {
         truncated: exchange.truncated,
       };
     } finally {
+      this.#inFlight--;
       bound.done();
     }
   }
@@ -425,7 +432,14 @@ export class HttpClient {
     return { final: current, chain, first };
   }
 
+  /**
+   * Ends the client's connections, letting requests in flight finish. With none in flight (the usual
+   * case) its connections are destroyed at once: undici's `close` would make a stack-traced error per
+   * pool, client and connection, each formatted again as its socket is destroyed (about 2% of the
+   * template module's CPU per application).
+   */
   async close(): Promise<void> {
-    await this.#agent.close();
+    if (this.#inFlight === 0) await this.#agent.destroy(CLOSED);
+    else await this.#agent.close();
   }
 }

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createSecureServer } from "node:http2";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { HttpClient } from "../../../src/discovery/net/http-fetch.ts";
@@ -21,6 +21,8 @@ const TEXT = Array.from({ length: 400 }, (_, i) => `line ${i} ${(i * 7919) % 100
 describe("HttpClient.fetch", () => {
   let server: TestWebServer;
   let requests = 0;
+  /** The server's side of the connections "/track" came on. */
+  const tracked: Socket[] = [];
   const clients: HttpClient[] = [];
   const client = (signal = new AbortController().signal) => {
     const made = new HttpClient({
@@ -86,6 +88,11 @@ describe("HttpClient.fetch", () => {
           request.on("end", () =>
             response.end(`${request.method} ${request.headers["x-extra"]} ${Buffer.concat(chunks)}`),
           );
+        } else if (path === "/track") {
+          tracked.push(request.socket);
+          response.end("tracked");
+        } else if (path === "/slow") {
+          setTimeout(() => response.end("slow"), 200);
         } else if (path === "/hang") {
           response.writeHead(200, { "content-type": "text/plain" });
           response.write("start");
@@ -217,6 +224,23 @@ describe("HttpClient.fetch", () => {
     clients.push(http);
     const exchange = await http.fetch(url("/hang"));
     assert.deepEqual([exchange.status, exchange.body.toString(), exchange.truncated], [200, "start", true]);
+  });
+
+  it("closes with a request in flight by letting it finish, and idle connections at once", async () => {
+    const http = client();
+    const slow = http.fetch(url("/slow"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await http.close();
+    assert.equal((await slow).body.toString(), "slow");
+
+    const idle = client();
+    await idle.fetch(url("/track"));
+    const [socket] = tracked.splice(0);
+    assert.ok(socket && !socket.destroyed, "the connection is kept alive after its request");
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    await idle.close();
+    await ended;
+    await assert.rejects(idle.fetch(url("/track")));
   });
 
   it("refuses a host outside what discovery may touch", async () => {
