@@ -18,6 +18,7 @@ import { endpointName } from "../core/service-names.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
 import { parseStored } from "./json-codec.ts";
 import { encodeJsonMany } from "./json-codec-thread.ts";
+import { plainInsert } from "./plain-statements.ts";
 import type {
   Database,
   EntitiesTable,
@@ -138,11 +139,15 @@ async function insertChunks<
     | "entity_vulns",
 >(db: Kysely<Database>, table: T, rows: Insertable<Database[T]>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
+    const chunk = rows.slice(i, i + CHUNK);
+    const plain = plainInsert(db, table, chunk as Array<Record<string, unknown>>);
     // Kysely cannot relate a generic table to its row type; the signature above does.
-    await db
-      .insertInto(table)
-      .values(rows.slice(i, i + CHUNK) as never)
-      .execute();
+    if (plain) await db.executeQuery(plain);
+    else
+      await db
+        .insertInto(table)
+        .values(chunk as never)
+        .execute();
     await pace();
   }
 }
@@ -699,7 +704,7 @@ export class EntitiesRepository {
     }
     // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.
     if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
-      await this.db.insertInto("staged_entities").values(rows.entities).execute();
+      await insertChunks(this.db, "staged_entities", rows.entities);
       return;
     }
     await this.db.transaction().execute((trx) => insertStaging(trx, rows));

@@ -11,6 +11,7 @@ import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
 import { insertStaging, joinStaging, type StagingRows, stagingCtes, stagingSize } from "./entities.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
+import { plainInsert, plainQuery } from "./plain-statements.ts";
 import type { AccountStatus, Database, RunsTable, RunTasksTable, RunTrigger } from "./schema.ts";
 
 export type RunRow = Selectable<RunsTable>;
@@ -89,13 +90,23 @@ async function insertTaskRows(
 ): Promise<Array<{ id: number; key: string }>> {
   const ids: Array<{ id: number; key: string }> = [];
   for (let i = 0; i < tasks.length; i += CHUNK) {
-    const rows = await db
-      .insertInto("run_tasks")
-      .values(tasks.slice(i, i + CHUNK).map((task) => pendingRow(runId, task, now)))
-      .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
-      .returning(["id", "key"])
-      .execute();
-    ids.push(...rows);
+    const rows = tasks.slice(i, i + CHUNK).map((task) => pendingRow(runId, task, now));
+    const plain = plainInsert(
+      db,
+      "run_tasks",
+      rows,
+      `on conflict ("run_id", "key") do nothing returning "id", "key"`,
+    );
+    ids.push(
+      ...(plain
+        ? (await db.executeQuery<{ id: number; key: string }>(plain)).rows
+        : await db
+            .insertInto("run_tasks")
+            .values(rows)
+            .onConflict((oc) => oc.columns(["run_id", "key"]).doNothing())
+            .returning(["id", "key"])
+            .execute()),
+    );
   }
   return ids;
 }
@@ -532,17 +543,17 @@ export class RunsRepository {
     worker: string,
     uncounted: boolean,
   ): Promise<TaskRecord | undefined> {
-    const row = await db
-      .updateTable("run_tasks")
-      .set((eb) => ({
-        status: "running",
-        worker,
-        ...(uncounted ? {} : { attempts: eb("attempts", "+", 1) }),
-      }))
-      .where("id", "=", taskId)
-      .where("status", "!=", "done")
-      .returningAll()
-      .executeTakeFirst();
+    const {
+      rows: [row],
+    } = await db.executeQuery<RunTaskRow>(
+      plainQuery(
+        db,
+        "begin",
+        [worker, uncounted ? 0 : 1, taskId],
+        (p) =>
+          `update "run_tasks" set "status" = 'running', "worker" = ${p()}, "attempts" = "attempts" + ${p()} where "id" = ${p()} and "status" != 'done' returning *`,
+      ),
+    );
     return row && taskRecord(row);
   }
 
@@ -683,25 +694,27 @@ export class RunsRepository {
     now: string,
   ): Promise<Set<number>> {
     if (tasks.length === 0) return new Set();
-    const marked = await trx
-      .updateTable("run_tasks")
-      .set({ status: "done", worker, error: null, finished_at: now })
-      .where(
-        "id",
-        "in",
-        tasks.map((task) => task.taskId),
-      )
-      .where("status", "!=", "done")
-      .returning(["id", "run_id"])
-      .execute();
+    const { rows: marked } = await trx.executeQuery<{ id: number; run_id: number }>(
+      plainQuery(
+        trx,
+        `done ${tasks.length}`,
+        [worker, now, ...tasks.map((task) => task.taskId)],
+        (p) =>
+          `update "run_tasks" set "status" = 'done', "worker" = ${p()}, "error" = null, "finished_at" = ${p()} where "id" in (${tasks.map(p).join(", ")}) and "status" != 'done' returning "id", "run_id"`,
+      ),
+    );
     const perRun = new Map<number, number>();
     for (const task of marked) perRun.set(task.run_id, (perRun.get(task.run_id) ?? 0) + 1);
     for (const [runId, count] of perRun)
-      await trx
-        .updateTable("runs")
-        .set((eb) => ({ tasks_done: eb("tasks_done", "+", count), updated_at: now }))
-        .where("id", "=", runId)
-        .execute();
+      await trx.executeQuery(
+        plainQuery(
+          trx,
+          "tasks done",
+          [count, now, runId],
+          (p) =>
+            `update "runs" set "tasks_done" = "tasks_done" + ${p()}, "updated_at" = ${p()} where "id" = ${p()}`,
+        ),
+      );
     return new Set(marked.map((task) => task.id));
   }
 
@@ -720,11 +733,15 @@ export class RunsRepository {
     if (tasks.length === 0) return [];
     const ids = inGivenOrder(tasks, await insertTaskRows(db, runId, byKey(tasks), now));
     if (ids.length > 0)
-      await db
-        .updateTable("runs")
-        .set((eb) => ({ tasks_total: eb("tasks_total", "+", ids.length), updated_at: now }))
-        .where("id", "=", runId)
-        .execute();
+      await db.executeQuery(
+        plainQuery(
+          db,
+          "tasks added",
+          [ids.length, now, runId],
+          (p) =>
+            `update "runs" set "tasks_total" = "tasks_total" + ${p()}, "updated_at" = ${p()} where "id" = ${p()}`,
+        ),
+      );
     return ids;
   }
 
