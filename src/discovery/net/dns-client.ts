@@ -6,6 +6,7 @@
  * characters, so a hostile zone cannot flood a run with thousands of addresses to scan.
  */
 import { Resolver } from "node:dns/promises";
+import { setBounded } from "../../core/bounded-map.ts";
 import type { DiscoveryContext } from "../module.ts";
 
 /** `dropped`: records past SIGHTLINE_DNS_MAX_RECORDS that were left out of `value`. */
@@ -54,6 +55,49 @@ export function canonicalName(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
 }
 
+/**
+ * c-ares channels, one per timeout and server list, shared by every client of this thread: a channel
+ * and its socket made per client (one a task: each address's reverse look-up) were 2% of the discovery
+ * thread's time at /20. A query on a shared channel is not cancelled with its task (that would cancel
+ * every task's); the task stops waiting for it, and the query ends at its own time bound.
+ */
+const channels = new Map<string, Resolver>();
+const CHANNELS_KEPT = 16;
+
+function sharedResolver(timeoutMs: number, servers: string[]): Resolver {
+  // c-ares lengthens each retry's wait: a first wait of a quarter of the budget gives up near timeoutMs.
+  const timeout = Math.max(50, Math.ceil(timeoutMs / 4));
+  const key = `${timeout} ${servers.join(",")}`;
+  let resolver = channels.get(key);
+  if (!resolver) {
+    resolver = new Resolver({ timeout, tries: 2 });
+    if (servers.length > 0) resolver.setServers(servers);
+    setBounded(channels, key, resolver, CHANNELS_KEPT);
+  }
+  return resolver;
+}
+
+/** The run's end, as a lookup's failure. */
+const CANCELLED = Object.assign(new Error("the lookup was cancelled"), { code: "ECANCELLED" });
+
+/** `lookup`, or a rejection as soon as `signal` aborts. */
+function untilAborted<T>(lookup: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(CANCELLED);
+    signal.addEventListener("abort", onAbort, { once: true });
+    lookup.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 export class DnsClient {
   readonly #resolver: Resolver;
   readonly #context: DnsContext;
@@ -62,20 +106,18 @@ export class DnsClient {
   constructor(context: DnsContext) {
     this.#context = context;
     const { timeoutMs, dnsServers } = context.settings;
-    // c-ares lengthens each retry's wait: a first wait of a quarter of the budget gives up near timeoutMs.
-    this.#resolver = new Resolver({ timeout: Math.max(50, Math.ceil(timeoutMs / 4)), tries: 2 });
-    if (dnsServers.length > 0) this.#resolver.setServers(dnsServers);
+    this.#resolver = sharedResolver(timeoutMs, dnsServers);
     this.#throttleKey = `dns:${dnsServers.join(",") || "system"}`;
-    context.signal.addEventListener("abort", () => this.#resolver.cancel(), { once: true });
   }
 
   async #lookup<T>(run: (resolver: Resolver) => Promise<T>): Promise<DnsOutcome<T>> {
-    if (this.#context.signal.aborted) return { ok: false, code: "cancelled" };
+    const { signal } = this.#context;
+    if (signal.aborted) return { ok: false, code: "cancelled" };
     try {
       const value = await this.#context.throttle.run(
         this.#throttleKey,
-        () => run(this.#resolver),
-        this.#context.signal,
+        () => untilAborted(run(this.#resolver), signal),
+        signal,
       );
       const most = this.#context.settings.limits.dnsMaxRecords;
       if (Array.isArray(value) && value.length > most)
