@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { EntitiesRepository } from "../../src/store/entities.ts";
+import { EntitiesRepository, stagedNames } from "../../src/store/entities.ts";
 import type { Database } from "../../src/store/schema.ts";
 import type { Services } from "../../src/store/services.ts";
 import { stagedEntity } from "../helpers/result-fixtures.ts";
@@ -59,6 +59,31 @@ for (const { dialect, skip } of await dialects()) {
         : explain.execute(services.store.db));
       const plan = JSON.stringify(rows);
       assert.match(plan, /staged_entities_run_kind_name/, plan);
+    });
+
+    test("the merge's look-up of staged names is a range of run, kind and name", async () => {
+      const { db } = services.store;
+      const query = stagedNames(db, 7, "IpAddress", ["10.0.0.1", "10.0.0.2"]).compile();
+      const explain = CompiledQuery.raw(
+        `${dialect === "sqlite" ? "explain query plan" : "explain (costs off)"} ${query.sql}`,
+        [...query.parameters],
+      );
+      const { rows } =
+        dialect === "postgres"
+          ? await db.transaction().execute(async (trx) => {
+              await sql`set local enable_seqscan = off`.execute(trx);
+              return trx.executeQuery(explain);
+            })
+          : await db.executeQuery(explain);
+      const plan = JSON.stringify(rows);
+      // By name alone, the index gives the run's rows and each is read: quadratic over a merge's names.
+      assert.match(
+        plan,
+        dialect === "sqlite"
+          ? /run_id=\? AND kind=\? AND name=\?/
+          : /Index Cond: \(\(run_id = \d+\) AND \(kind = /,
+        plan,
+      );
     });
 
     test("an address's staged services are found by a range of an index, and only its own", async () => {
