@@ -8,7 +8,6 @@ import { DatabaseSync } from "node:sqlite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Config } from "../core/config.ts";
-import { checkpointElsewhere, checkpointHere } from "./checkpoint-thread.ts";
 import { prepareHotStatements, StatementNames } from "./prepared-statements.ts";
 import type { Database } from "./schema.ts";
 import { ReaderWriterSqliteDialect } from "./sqlite-dialect.ts";
@@ -81,18 +80,7 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
   const reader = new DatabaseSync(file);
   reader.exec("PRAGMA busy_timeout = 5000;");
   const db = new Kysely<Database>({ dialect: new ReaderWriterSqliteDialect(database, reader) });
-  // The log is copied back into the database off the event loop (checkpoint-thread.ts).
-  const checkpointing = checkpointElsewhere(file, database);
-  return {
-    db,
-    taskDb: db,
-    dialect: "sqlite",
-    location: file,
-    close: async () => {
-      if (await checkpointing) await checkpointHere(file);
-      await db.destroy();
-    },
-  };
+  return { db, taskDb: db, dialect: "sqlite", location: file, close: () => db.destroy() };
 }
 
 /**
