@@ -1269,11 +1269,6 @@ async function* adjacentGroups<Row, Group>(
   }
 }
 
-/**
- * The alias groups of a run: entities that name each other (a name and the addresses it resolves to)
- * joined, and each joined component's smallest group from earlier runs. Only the rows that carry
- * aliases are read, and only the joined keys held.
- */
 /** Which of these names of one kind a run staged (each a range of the staging index by run, kind and name). */
 export const stagedNames = (db: Kysely<Database>, runId: number, kind: string, names: string[]) =>
   db
@@ -1284,6 +1279,11 @@ export const stagedNames = (db: Kysely<Database>, runId: number, kind: string, n
     .where("kind", "=", kind)
     .where("name", "in", names);
 
+/**
+ * The alias groups of a run: entities that name each other (a name and the addresses it resolves to)
+ * joined, and each joined component's smallest group from earlier runs. Only the rows that carry
+ * aliases are read, and only the joined keys held.
+ */
 async function aliasComponents(trx: Transaction<Database>, runId: number, collectionId: number) {
   const groups = new Groups();
   const pairs: Array<[string, EntityKey]> = [];

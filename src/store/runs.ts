@@ -127,6 +127,24 @@ function inGivenOrder(tasks: TaskSpec[], rows: Array<{ id: number; key: string }
   return ids;
 }
 
+/** Adds `by` to one of a run's task counts (SQLite keeps them exact in the tasks' own transactions). */
+const addToCount = (
+  db: Kysely<Database>,
+  runId: number,
+  column: "tasks_total" | "tasks_done",
+  by: number,
+  now: string,
+) =>
+  db.executeQuery(
+    plainQuery(
+      db,
+      column,
+      [by, now, runId],
+      (p) =>
+        `update "runs" set "${column}" = "${column}" + ${p()}, "updated_at" = ${p()} where "id" = ${p()}`,
+    ),
+  );
+
 const changed = (result: { numUpdatedRows: bigint }) => Number(result.numUpdatedRows) > 0;
 
 export class RunsRepository {
@@ -705,16 +723,7 @@ export class RunsRepository {
     );
     const perRun = new Map<number, number>();
     for (const task of marked) perRun.set(task.run_id, (perRun.get(task.run_id) ?? 0) + 1);
-    for (const [runId, count] of perRun)
-      await trx.executeQuery(
-        plainQuery(
-          trx,
-          "tasks done",
-          [count, now, runId],
-          (p) =>
-            `update "runs" set "tasks_done" = "tasks_done" + ${p()}, "updated_at" = ${p()} where "id" = ${p()}`,
-        ),
-      );
+    for (const [runId, count] of perRun) await addToCount(trx, runId, "tasks_done", count, now);
     return new Set(marked.map((task) => task.id));
   }
 
@@ -732,16 +741,7 @@ export class RunsRepository {
   async #addTasks(db: Kysely<Database>, runId: number, tasks: TaskSpec[], now: string): Promise<number[]> {
     if (tasks.length === 0) return [];
     const ids = inGivenOrder(tasks, await insertTaskRows(db, runId, byKey(tasks), now));
-    if (ids.length > 0)
-      await db.executeQuery(
-        plainQuery(
-          db,
-          "tasks added",
-          [ids.length, now, runId],
-          (p) =>
-            `update "runs" set "tasks_total" = "tasks_total" + ${p()}, "updated_at" = ${p()} where "id" = ${p()}`,
-        ),
-      );
+    if (ids.length > 0) await addToCount(db, runId, "tasks_total", ids.length, now);
     return ids;
   }
 
