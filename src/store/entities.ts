@@ -18,6 +18,7 @@ import { endpointName } from "../core/service-names.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
 import { parseStored } from "./json-codec.ts";
 import { encodeJsonMany } from "./json-codec-thread.ts";
+import { largeTransaction } from "./large-commit.ts";
 import { plainInsert } from "./plain-statements.ts";
 import type {
   Database,
@@ -736,7 +737,8 @@ export class EntitiesRepository {
    * entities that name each other (names and their addresses), not the entities.
    */
   async #merge(runId: number, collectionId: number) {
-    return this.db.transaction().execute(async (trx) => {
+    // Its commit is tens of megabytes at a large run: the log is copied back on a thread (large-commit.ts).
+    return largeTransaction(this.db, async (trx) => {
       const previous = await trx
         .selectFrom("collection_results")
         .select("run_id")

@@ -1,0 +1,108 @@
+/**
+ * A large transaction whose commit does not copy SQLite's write-ahead log back on the event loop.
+ *
+ * With `wal_autocheckpoint` (1,000 pages) the commit that takes the log past it copies the whole log
+ * into the database before it returns: the final merge of a large run commits tens of megabytes, and
+ * its commit held every request for about half a second at a /19 (docs/scale.md, session 13). So
+ * around such a transaction the writer's own checkpoints are off, and once it has committed a thread
+ * of its own copies the log back (PASSIVE: it never waits for, or holds up, a reader or the writer),
+ * until less than an automatic checkpoint's worth is left; then the writer's checkpoints come back
+ * and copy that rest between two of its commits, which is what lets the log start over.
+ * (A thread checkpointing all the time instead never let it start over under a run's continuous
+ * writes: session 13's reverted attempt.) PostgreSQL: a plain transaction.
+ */
+import { Worker } from "node:worker_threads";
+import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
+import type { Database } from "./schema.ts";
+
+export interface CheckpointReply {
+  /** Frames in the log and frames copied back, at the thread's last checkpoint. */
+  log: number;
+  checkpointed: number;
+  error?: string;
+}
+
+/** Per database file: the large transactions whose log is still being copied back, and the setting to restore. */
+const deferred = new Map<string, { count: number; pages: number }>();
+/** The latest copy under way, for tests and shutdowns that want the log settled. */
+let settling: Promise<void> = Promise.resolve();
+
+/** Resolves once every thread started by `largeTransaction` so far has finished. */
+export const whenCheckpointed = (): Promise<void> => settling;
+
+const mainFile = async (trx: Transaction<Database>) => {
+  const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(trx);
+  return rows.find((row) => row.name === "main")?.file ?? "";
+};
+
+/** Copies the log of the database at `file` back on a thread until fewer than `pages` frames are left; never rejects. */
+function checkpointOnThread(file: string, pages: number): Promise<CheckpointReply> {
+  return new Promise((resolve) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./large-commit-thread-entry.ts", import.meta.url), {
+        workerData: { file, pages },
+        resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      });
+    } catch (error) {
+      resolve({ log: 0, checkpointed: 0, error: (error as Error).message });
+      return;
+    }
+    // A process that ends meanwhile loses nothing: the log stays, for the next checkpoint.
+    worker.unref();
+    let reply: CheckpointReply | undefined;
+    worker.on("message", (message: CheckpointReply) => {
+      reply = message;
+    });
+    worker.on("error", (error) => {
+      reply ??= { log: 0, checkpointed: 0, error: error.message };
+    });
+    worker.on("exit", (code) => resolve(reply ?? { log: 0, checkpointed: 0, error: `exit code ${code}` }));
+  });
+}
+
+/**
+ * Runs `body` in one transaction; on SQLite with the writer's checkpoints off until a thread has copied
+ * its log back (the answer does not wait for that). An in-memory or temporary database, which has no
+ * file for a thread to open, keeps its checkpoints.
+ */
+export async function largeTransaction<T>(
+  db: Kysely<Database>,
+  body: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return db.transaction().execute(body);
+  let file = "";
+  const result = await db
+    .transaction()
+    .execute(async (trx) => {
+      file = await mainFile(trx);
+      if (file !== "") {
+        const known = deferred.get(file);
+        if (known) known.count++;
+        else {
+          const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(trx);
+          deferred.set(file, { count: 1, pages: Number(rows[0]?.wal_autocheckpoint ?? 1000) });
+        }
+        await sql`pragma wal_autocheckpoint = 0`.execute(trx);
+      }
+      return body(trx);
+    })
+    .catch(async (error) => {
+      if (file !== "") await restore(db, file);
+      throw error;
+    });
+  if (file !== "") {
+    const copied = checkpointOnThread(file, deferred.get(file)?.pages ?? 1000).then(() => restore(db, file));
+    settling = Promise.all([settling, copied]).then(() => {});
+  }
+  return result;
+}
+
+/** One large transaction's log is copied back (or given up on): the writer checkpoints again when none is left. */
+async function restore(db: Kysely<Database>, file: string): Promise<void> {
+  const known = deferred.get(file);
+  if (!known || --known.count > 0) return;
+  deferred.delete(file);
+  // Outside a transaction a pragma goes to the writer (sqlite-dialect.ts); a closed database has nothing to restore.
+  await sql`${sql.raw(`pragma wal_autocheckpoint = ${known.pages}`)}`.execute(db).catch(() => {});
+}
