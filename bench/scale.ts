@@ -163,6 +163,18 @@ async function databaseBytes(url: string): Promise<number> {
   await client.connect();
   try {
     const result = await client.query("select pg_database_size(current_database()) as bytes");
+    if (TRACE) {
+      // Where the bytes are: each table with its indexes and TOAST, and the dead rows it still holds.
+      const tables = await client.query(
+        `select relname, pg_total_relation_size(relid) as total, pg_indexes_size(relid) as indexes,
+                n_live_tup, n_dead_tup, last_autovacuum, last_vacuum
+           from pg_stat_user_tables order by 2 desc limit 12`,
+      );
+      for (const row of tables.rows)
+        console.error(
+          `  ${row.relname}: ${(Number(row.total) / 2 ** 20).toFixed(1)} MB (indexes ${(Number(row.indexes) / 2 ** 20).toFixed(1)}), ${row.n_live_tup} live, ${row.n_dead_tup} dead rows; vacuumed ${row.last_vacuum ?? "never"}, autovacuumed ${row.last_autovacuum ?? "never"}`,
+        );
+    }
     return Number(result.rows[0].bytes);
   } finally {
     await client.end();
