@@ -174,6 +174,14 @@ async function databaseBytes(url: string): Promise<number> {
         console.error(
           `  ${row.relname}: ${(Number(row.total) / 2 ** 20).toFixed(1)} MB (indexes ${(Number(row.indexes) / 2 ** 20).toFixed(1)}), ${row.n_live_tup} live, ${row.n_dead_tup} dead rows; vacuumed ${row.last_vacuum ?? "never"}, autovacuumed ${row.last_autovacuum ?? "never"}`,
         );
+      const indexes = await client.query(
+        `select indexrelname, relname, pg_relation_size(indexrelid) as bytes
+           from pg_stat_user_indexes order by 3 desc limit 12`,
+      );
+      for (const row of indexes.rows)
+        console.error(
+          `  index ${row.indexrelname} on ${row.relname}: ${(Number(row.bytes) / 2 ** 20).toFixed(1)} MB`,
+        );
     }
     return Number(result.rows[0].bytes);
   } finally {
