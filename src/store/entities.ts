@@ -28,6 +28,7 @@ import type {
   StagedEntitiesTable,
   StagedFindingsTable,
 } from "./schema.ts";
+import { wroteStaging } from "./staging-statistics.ts";
 
 export type Details = Record<string, unknown>;
 
@@ -701,6 +702,7 @@ export class EntitiesRepository {
     // round trip where a transaction took four or five.
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
       await sql`with ${sql.join(stagingCtes(rows))} select 1`.execute(this.db);
+      wroteStaging(this.db, [rows]);
       return;
     }
     // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.
