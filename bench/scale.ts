@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type RunningServer, startServer } from "../src/app/server.ts";
 import { loadConfig } from "../src/core/config.ts";
+import { POSTGRES_URL } from "../test/helpers/services.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { callApi } from "./lib/api.ts";
 import { cpuSlice } from "./lib/cpu-slice.ts";
@@ -156,6 +157,22 @@ function directoryBytes(dir: string): number {
   return readdirSync(dir)
     .filter((name) => name.startsWith("sightline.db"))
     .reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+}
+
+/** PostgreSQL's version and whether autovacuum runs (CI's server has it off), for the report; empty without a server. */
+async function postgresServer(): Promise<string> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      "select current_setting('server_version') as version, current_setting('autovacuum') as autovacuum",
+    );
+    return ` PostgreSQL's server: ${rows[0].version}, autovacuum ${rows[0].autovacuum}.`;
+  } catch {
+    return "";
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 async function databaseBytes(url: string): Promise<number> {
@@ -506,6 +523,7 @@ export const scaleBench = {
   name: "scale",
   async run(): Promise<string> {
     const nmap = await which("nmap");
+    const server = DIALECTS.includes("postgres") ? await postgresServer() : "";
     const rows: string[] = [];
     const exponents: string[] = [];
     const previous = new Map<string, { prefix: number; seconds: number }>();
@@ -558,7 +576,7 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
       "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
