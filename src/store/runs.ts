@@ -701,8 +701,10 @@ export class RunsRepository {
     }>`with ${sql.join(ctes)} select ${sql.join(answers)}`.execute(this.#taskDb);
     const { added = [], done = [], begun } = result.rows[0];
     wroteStaging(this.db, input.staging);
-    if (input.runId !== undefined) wroteRunRows(this.db, input.runId, added.length);
-    if (input.runId !== undefined && added.length > 0) this.#count(input.runId, added.length, 0);
+    if (input.runId !== undefined && added.length > 0) {
+      wroteRunRows(this.db, input.runId, added.length);
+      this.#count(input.runId, added.length, 0);
+    }
     for (const task of done) this.#count(task.run_id, 0, 1);
     return { added, completed: new Set(done.map((task) => task.id)), begun: begun ?? undefined };
   }

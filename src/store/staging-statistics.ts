@@ -81,15 +81,17 @@ export function wroteRunRows(db: Kysely<Database>, runId: number, rows: number):
   if (rows > 0) analyzerOf(db)?.wrote(runId, rows);
 }
 
-/** Counts what some tasks staged (their rows carry their runs), as `wroteRunRows` does. */
+/**
+ * Counts what some tasks staged, as `wroteRunRows` does: each task's rows (`stagingRows`) are of one run,
+ * which its rows carry.
+ */
 export function wroteStaging(db: Kysely<Database>, staging: StagingRows[]): void {
   const analyzer = analyzerOf(db);
   if (!analyzer) return;
-  const perRun = new Map<number, number>();
-  for (const rows of staging)
-    for (const row of [...rows.entities, ...rows.findings])
-      perRun.set(row.run_id, (perRun.get(row.run_id) ?? 0) + 1);
-  for (const [runId, count] of perRun) analyzer.wrote(runId, count);
+  for (const rows of staging) {
+    const runId = (rows.entities[0] ?? rows.findings[0])?.run_id;
+    if (runId !== undefined) analyzer.wrote(runId, rows.entities.length + rows.findings.length);
+  }
 }
 
 /** Resolves once the ANALYZE started through `db`, if any, has ended. */
