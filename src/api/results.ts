@@ -36,6 +36,7 @@ import {
   type Format,
   negotiateEncoding,
   type ResultBody,
+  wholeBody,
 } from "../results/stream.ts";
 import { VulnerabilityItem, vulnerabilityItem } from "../results/vulnerabilities.ts";
 import type { CollectionRow } from "../store/collections.ts";
@@ -215,7 +216,13 @@ function pageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, t
   if (link) reply.header("Link", link);
 }
 
-/** Writes a result body as a stream, compressed when the client accepts it; `keep` sees the bytes sent. */
+/**
+ * Characters of a body gathered before anything is sent: an answer this small (a page, an empty list)
+ * goes out as one buffer, a larger one as a stream.
+ */
+const WHOLE_BODY_CHARS = 64 * 1024;
+
+/** Writes a result body, compressed when the client accepts it; `keep` sees the bytes sent. */
 export async function sendBody(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -223,14 +230,20 @@ export async function sendBody(
   format: Format,
   options: { filename?: string; encoding?: Encoding; keep?: (headers: CachedHeaders) => Transform } = {},
 ) {
-  // The first chunk is read before anything is sent: a failing query still answers the error envelope.
+  // The first chunks are read before anything is sent: a failing query still answers the error envelope.
   const iterator = chunks[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  const rest = async function* () {
-    if (first.done) return;
-    yield first.value;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-  };
+  const head: string[] = [];
+  let headChars = 0;
+  let whole = false;
+  while (headChars <= WHOLE_BODY_CHARS) {
+    const next = await iterator.next();
+    if (next.done) {
+      whole = true;
+      break;
+    }
+    head.push(next.value);
+    headChars += next.value.length;
+  }
   const encoding = options.encoding ?? negotiateEncoding(request.headers["accept-encoding"]);
   const headers: CachedHeaders = {
     contentType: CONTENT_TYPES[format],
@@ -239,6 +252,15 @@ export async function sendBody(
     total: Number(reply.getHeader("X-Total-Count") ?? 0),
   };
   reply.headers(representationHeaders(headers));
+  if (whole) {
+    const bytes = wholeBody(head.join(""), encoding);
+    if (options.keep) options.keep(headers).resume().end(bytes);
+    return reply.send(bytes);
+  }
+  const rest = async function* () {
+    yield* head;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  };
   const body = bodyStream(rest(), encoding);
   if (!options.keep) return reply.send(body);
   // pipeline: an aborted response destroys the body stream, and a failing body the keeper (nothing kept).
