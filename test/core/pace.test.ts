@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pace, SLICE_MS } from "../../src/core/pace.ts";
+
+/** Keeps the thread busy for `ms`. */
+function busy(ms: number) {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+test("a long job that paces lets the loop's other work in before it ends", async () => {
+  await sleep(1);
+  let other = false;
+  setImmediate(() => {
+    other = true;
+  });
+  let sawOther = false;
+  for (let step = 0; step < 20 * SLICE_MS; step++) {
+    busy(0.5);
+    await pace();
+    if (other) sawOther = true;
+  }
+  assert.ok(sawOther, "the immediate queued before the job ran while the job went on");
+});
+
+test("the first pace of a turn does not yield, however long ago the last long job yielded", async () => {
+  for (let step = 0; step < 4 * SLICE_MS; step++) {
+    busy(0.5);
+    await pace();
+  }
+  await sleep(3 * SLICE_MS);
+  // A request's few reads: short work, several paces, all within one turn.
+  assert.equal(pace(), undefined);
+  busy(0.2);
+  assert.equal(pace(), undefined);
+});
+
+test("a stretch ends with its turn: the next turn starts a stretch of its own", async () => {
+  assert.equal(pace(), undefined);
+  busy(SLICE_MS + 1);
+  assert.notEqual(pace(), undefined, "over the slice: yields");
+  await sleep(1);
+  assert.equal(pace(), undefined);
+});
