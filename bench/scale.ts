@@ -19,6 +19,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -132,6 +133,9 @@ interface Measured {
   healthMax: number;
   listP99: number;
   listMax: number;
+  /** The event loop's p99 and longest delay (ms): how long the server's thread was busy before a timer ran. */
+  loopP99: number;
+  loopMax: number;
   samples: number;
   /** CPU seconds of the server's process (all its threads) and workers', and of the world's, during the run. */
   cpuSeconds: number;
@@ -352,6 +356,9 @@ async function runSightline(
     // Warm: the first request of a route compiles its schemas; that is not what a run costs.
     await api(server, "GET", "/api/collections/scale/hosts?limit=50");
     await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
+    // The server's thread (this one) as a timer sees it: the longest it held every request.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const started = performance.now();
     runStarted = started;
     const cpuBefore = process.cpuUsage();
@@ -393,6 +400,7 @@ async function runSightline(
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const seconds = (performance.now() - started) / 1000;
+    loopDelay.disable();
     const cpu = process.cpuUsage(cpuBefore);
     const workersCpu = (distributed?.cpuSeconds() ?? 0) - workersCpuBefore;
     if (TRACE) {
@@ -474,6 +482,8 @@ async function runSightline(
       healthMax: Math.max(0, ...health),
       listP99: percentile(list, 99),
       listMax: Math.max(0, ...list),
+      loopP99: loopDelay.percentile(99) / 1e6,
+      loopMax: loopDelay.max / 1e6,
       samples: health.length + list.length,
       cpuSeconds: (cpu.user + cpu.system) / 1e6 + workersCpu,
       workersCpuSeconds: workersCpu,
@@ -567,7 +577,7 @@ export const scaleBench = {
             exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
           previous.set(label, { prefix, seconds: measured.seconds });
           rows.push(
-            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
           );
           console.error(rows[rows.length - 1]);
         }
@@ -576,10 +586,10 @@ export const scaleBench = {
       }
     }
     return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run (their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay at 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
       "",
-      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | nmap -sT | Sightline/nmap |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | event loop's delay p99 / max | nmap -sT | Sightline/nmap |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows,
       "",
       exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
