@@ -60,9 +60,6 @@ test("batches reads after the last row, and empties each batch read once its row
 
 test("mapReleased answers the rows mapped and empties their array", async () => {
   const rows = [{ id: 1 }, { id: 2 }];
-  assert.deepEqual(
-    await mapReleased(rows, (row) => row.id),
-    [1, 2],
-  );
+  assert.deepEqual(await mapReleased(rows, (row) => row.id), [1, 2]);
   assert.equal(rows.length, 0);
 });
