@@ -254,8 +254,12 @@ export async function sendBody(
   reply.headers(representationHeaders(headers));
   if (whole) {
     const bytes = wholeBody(head.join(""), encoding);
-    if (options.keep) options.keep(headers).resume().end(bytes);
-    return reply.send(bytes);
+    if (!options.keep) return reply.send(bytes);
+    // Through the keeper, as a stream goes: the response ends once the cache holds the answer (a file of
+    // its folder written and closed, not still being written while the server closes).
+    const keeper = options.keep(headers);
+    keeper.end(bytes);
+    return reply.header("Content-Length", bytes.length).send(keeper);
   }
   const rest = async function* () {
     yield* head;

@@ -43,8 +43,12 @@ export async function startLabServer(
     t,
     stranger,
     async close() {
-      await t.close();
-      await lab.stop();
+      // The lab stops whatever the server's close says: its listeners would keep the test's process alive.
+      try {
+        await t.close();
+      } finally {
+        await lab.stop();
+      }
     },
   };
 }
