@@ -1298,20 +1298,21 @@ async function aliasComponents(trx: Transaction<Database>, runId: number, collec
   // each page read and sorted every staged row of the run, SQLite choosing the run's index: quadratic,
   // and tens of milliseconds of the event loop per page at a /20.) `run_id + 0` keeps the run's index
   // out of it, on both dialects.
-  for (let after = 0; ; after += ALIAS_WINDOW) {
+  for (let after = 0; ; ) {
     const next = await trx
       .selectFrom("staged_entities")
       .select((eb) => eb.fn.min("id").as("id"))
       .where("id", ">", after)
       .executeTakeFirst();
     if (next?.id == null) break;
-    after = Number(next.id) - 1;
+    const first = Number(next.id);
+    after = first + ALIAS_WINDOW - 1;
     const rows = await trx
       .selectFrom("staged_entities")
       .select(["kind", "name", "aliases"])
       .where(sql`run_id + 0`, "=", runId)
-      .where("id", ">", after)
-      .where("id", "<=", after + ALIAS_WINDOW)
+      .where("id", ">=", first)
+      .where("id", "<=", after)
       .where("aliases", "!=", "[]")
       .execute();
     for (const row of rows)
