@@ -40,6 +40,8 @@ export interface RunInfo {
    * before they were stored, which use the settings of the process working on them.
    */
   settings?: RunSettings;
+  /** How many tasks the run has made so far (all of them once it finishes): how large its finish will be. */
+  tasks?: number;
 }
 
 /**

@@ -25,7 +25,6 @@ import { NAME_KINDS, Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
 import { serviceEndpoint, servicePrefix } from "../core/service-names.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
-import { RunConnectionsRepository } from "../store/connections.ts";
 import {
   type Ancestor,
   type EntitiesRepository,
@@ -34,6 +33,7 @@ import {
   type StagedWork,
   stagingRows,
 } from "../store/entities.ts";
+import { type RunResultsRequest, saveRunResults, saveRunResultsOnThread } from "../store/run-results.ts";
 import { type DiscoveryModule, type DiscoverySettings, discoveryLimits } from "./module.ts";
 import { LocalModules, type ModuleRunner, type RunDescription } from "./module-run.ts";
 import { MODULES } from "./modules.ts";
@@ -147,7 +147,15 @@ export interface EngineDependencies {
    * modules of the same names as `modules`.
    */
   runner?: ModuleRunner;
+  /** From how many tasks a run's results are saved on a thread of their own (default FINISH_THREAD_FROM). */
+  finishThreadFrom?: number;
 }
+
+/**
+ * A run of this many tasks or more saves its results on a thread of its own (store/run-results.ts): the
+ * thread's start costs about half a second, a /22's merge (about 3,000 tasks) about as much.
+ */
+export const FINISH_THREAD_FROM = 2_000;
 
 const sameRef = (a: EntityRef, b: EntityRef) => a.kind === b.kind && a.name === b.name;
 
@@ -357,16 +365,20 @@ export class DiscoveryEngine implements RunWork {
   }
 
   async finish(run: RunInfo): Promise<void> {
-    const { entities } = this.#dependencies;
-    const { scope } = await this.#run(run);
-    await entities.finishRun(run.id, run.collectionId);
-    // Its third parties, judged by the run's own scope (its seeds as it started), kept with the run.
-    const finished = await entities.resultRun(run.collectionId);
-    if (finished?.runId === run.id)
-      await new RunConnectionsRepository(entities.db).decide(
-        { collectionId: run.collectionId, ...finished },
-        (host) => scope.coversName(host),
-      );
+    const { entities, config } = this.#dependencies;
+    const { description } = await this.#run(run);
+    // Its third parties are judged by the run's own scope (its seeds as it started), kept with the run.
+    const request: RunResultsRequest = {
+      runId: run.id,
+      collectionId: run.collectionId,
+      seeds: description.seeds,
+      scanAllow: description.scanAllow,
+      scanDeny: description.scanDeny,
+    };
+    if ((run.tasks ?? 0) >= (this.#dependencies.finishThreadFrom ?? FINISH_THREAD_FROM))
+      await saveRunResultsOnThread(entities.db, request, config.databaseUrl);
+    else await saveRunResults(entities.db, request);
+    await entities.reclaimStaging();
     this.#runs.delete(run.id);
     this.#runner.forget(run.id);
   }

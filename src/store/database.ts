@@ -65,6 +65,11 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
   const file = join(dir, "sightline.db");
   if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
   chmodSync(file, 0o600);
+  return openSqliteStore(file);
+}
+
+/** A store over the SQLite database in `file` (made by `openStore`, or another connection to its file). */
+export function openSqliteStore(file: string): Store {
   const database = new DatabaseSync(file);
   // Incremental auto-vacuum lets the pages a run's deleted staging rows leave go back to the file system
   // (free-space.ts). It takes effect only when set before the first table is created: a new database gets

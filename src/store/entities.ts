@@ -32,6 +32,12 @@ import { wroteStaging } from "./staging-statistics.ts";
 
 export type Details = Record<string, unknown>;
 
+/** What a run's merge made the collection's results: its entities and findings, counted. */
+export interface MergeSummary {
+  entities: number;
+  findings: number;
+}
+
 export interface EntityKey {
   kind: string;
   name: string;
@@ -722,16 +728,26 @@ export class EntitiesRepository {
    * starts a new version here (see migration 008), keeping its first_seen, first run and stable id.
    * Names and the addresses they resolve to share an alias group. Then the staging rows go.
    */
-  async finishRun(runId: number, collectionId: number): Promise<{ entities: number; findings: number }> {
+  async finishRun(runId: number, collectionId: number): Promise<MergeSummary> {
+    const summary = await this.mergeRun(runId, collectionId);
+    await this.reclaimStaging();
+    return summary;
+  }
+
+  /** `finishRun` without giving back the staging rows' space (`reclaimStaging`, which may come later). */
+  async mergeRun(runId: number, collectionId: number): Promise<MergeSummary> {
     const summary = await this.#merge(runId, collectionId);
     // PostgreSQL plans from statistics that autovacuum refreshes only after a while; a merge that wrote
     // many versions would otherwise be read with plans made for the empty tables (nested loops over
     // whole collections). SQLite keeps no statistics unless asked and plans these reads well without.
     if (summary.written > ANALYZE_AFTER && this.db.getExecutor().adapter instanceof PostgresAdapter)
       await sql`analyze entities, findings, entity_products, entity_vulns`.execute(this.db);
-    // The staging rows the merge deleted leave free pages (SQLite) or dead rows (PostgreSQL): give them back.
-    await reclaimFreeSpace(this.db, ["staged_entities", "staged_findings"]);
     return { entities: summary.entities, findings: summary.findings };
+  }
+
+  /** The staging rows a merge deleted leave free pages (SQLite) or dead rows (PostgreSQL): gives them back. */
+  async reclaimStaging(): Promise<void> {
+    await reclaimFreeSpace(this.db, ["staged_entities", "staged_findings"]);
   }
 
   /**

@@ -30,7 +30,20 @@ let settling: Promise<void> = Promise.resolve();
 /** Resolves once every thread started by `largeTransaction` so far has finished. */
 export const whenCheckpointed = (): Promise<void> => settling;
 
-const mainFile = async (trx: Transaction<Database>) => {
+/**
+ * Set in a thread whose large transactions run while its parent holds the writer (run-results.ts): the
+ * parent has turned its own checkpoints off and copies the log back once the thread is done, so here a
+ * large transaction is a plain one (on a connection whose checkpoints are off too).
+ */
+let logLeftToParent = false;
+
+/** This thread's large transactions leave the log to the thread that started it (see above). */
+export function leaveLogToParent(): void {
+  logLeftToParent = true;
+}
+
+/** The file of a SQLite database ("" for one in memory or temporary). */
+export const mainFile = async (trx: Kysely<Database> | Transaction<Database>) => {
   const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(trx);
   return rows.find((row) => row.name === "main")?.file ?? "";
 };
@@ -70,7 +83,8 @@ export async function largeTransaction<T>(
   db: Kysely<Database>,
   body: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return db.transaction().execute(body);
+  if (logLeftToParent || !(db.getExecutor().adapter instanceof SqliteAdapter))
+    return db.transaction().execute(body);
   let file = "";
   const result = await db
     .transaction()

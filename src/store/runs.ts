@@ -297,6 +297,7 @@ export class RunsRepository {
       .select([
         "runs.id",
         "runs.settings",
+        "runs.tasks_total",
         "collections.id as collection_id",
         "collections.name",
         "collections.account_id",
@@ -310,6 +311,7 @@ export class RunsRepository {
         collectionName: row.name,
         accountId: row.account_id,
         settings: row.settings ? (JSON.parse(row.settings) as RunSettings) : undefined,
+        tasks: row.tasks_total,
       }
     );
   }

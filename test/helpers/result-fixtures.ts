@@ -25,6 +25,8 @@ export interface FixtureOptions {
    * per name, each with the same inferred CVE (SHARED_ISSUE) — one finding seen through many names.
    */
   sharedNames?: number;
+  /** Saves the staged run as the collection's results (default: `EntitiesRepository.finishRun`, here). */
+  save?: (runId: number, collectionId: number) => Promise<unknown>;
 }
 
 /** One staged sighting of `kind` `name`, scoped, at depth 1, with no details unless `extra` gives them. */
@@ -391,7 +393,10 @@ export async function buildRun(
     findings: [],
     notes: [],
   });
-  await entities.finishRun(run.id, collection.collectionId);
+  await (options.save ?? ((runId, collectionId) => entities.finishRun(runId, collectionId)))(
+    run.id,
+    collection.collectionId,
+  );
   const finished = new Date().toISOString();
   await db
     .updateTable("runs")

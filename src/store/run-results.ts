@@ -1,0 +1,92 @@
+/**
+ * A finished run's results saved: its staged sightings merged into the collection's results (entities.ts)
+ * and its third parties decided with the run's own scope (connections.ts), on this thread or on a thread
+ * of its own.
+ *
+ * A large run's finish is the longest work the server's process does: at a /16 the merge folds a million
+ * sightings for minutes, its SQLite commit waited 0.7 s and the first reads after it 1 s, each a stretch
+ * in which no request was answered (docs/scale.md, sessions 16 and 17). On a thread with connections of
+ * its own, none of it is on the event loop. SQLite allows one writer: while the thread writes, this
+ * thread holds its writer connection in a transaction of nothing (large-commit.ts, so its checkpoints
+ * stay off and the log is copied back on a thread afterwards), and its other writes wait for the finish
+ * as they waited for the merge's transaction before; reads go on through the reader connection.
+ * PostgreSQL needs nothing held. Starting a thread and loading the store there costs about half a
+ * second, so a small run's finish stays here.
+ */
+import { Worker } from "node:worker_threads";
+import { type Kysely, SqliteAdapter } from "kysely";
+import { Scope } from "../core/scope.ts";
+import type { Seed } from "../core/seeds.ts";
+import { RunConnectionsRepository } from "./connections.ts";
+import { EntitiesRepository, type MergeSummary } from "./entities.ts";
+import { largeTransaction, mainFile } from "./large-commit.ts";
+import type { Database } from "./schema.ts";
+
+export interface RunResultsRequest {
+  runId: number;
+  collectionId: number;
+  /** The run's scope as it started: its seeds and scan lists decide which hosts are third parties. */
+  seeds: Seed[];
+  scanAllow: string[];
+  scanDeny: string[];
+}
+
+/** Where the thread finds the database: the SQLite file, or PostgreSQL's URL. */
+export type StoreAddress = { sqliteFile: string } | { databaseUrl: string };
+
+export interface ThreadReply {
+  summary?: MergeSummary;
+  error?: string;
+}
+
+/** Merges the run and decides its third parties, on this thread. */
+export async function saveRunResults(
+  db: Kysely<Database>,
+  request: RunResultsRequest,
+): Promise<MergeSummary> {
+  const { runId, collectionId } = request;
+  const entities = new EntitiesRepository(db);
+  const summary = await entities.mergeRun(runId, collectionId);
+  const finished = await entities.resultRun(collectionId);
+  if (finished?.runId === runId) {
+    const scope = new Scope(request.seeds, request);
+    await new RunConnectionsRepository(db).decide({ collectionId, ...finished }, (host) =>
+      scope.coversName(host),
+    );
+  }
+  return summary;
+}
+
+/**
+ * `saveRunResults` on a thread of its own (see above). `databaseUrl` is PostgreSQL's when the store is
+ * on it. A SQLite database with no file (in memory) has nothing a thread could open: saved here.
+ */
+export async function saveRunResultsOnThread(
+  db: Kysely<Database>,
+  request: RunResultsRequest,
+  databaseUrl: string,
+): Promise<MergeSummary> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return onThread({ databaseUrl }, request);
+  const sqliteFile = await mainFile(db);
+  if (sqliteFile === "") return saveRunResults(db, request);
+  return largeTransaction(db, () => onThread({ sqliteFile }, request));
+}
+
+function onThread(address: StoreAddress, request: RunResultsRequest): Promise<MergeSummary> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./run-results-thread-entry.ts", import.meta.url), {
+      workerData: { address, request },
+    });
+    let reply: ThreadReply | undefined;
+    worker.on("message", (message: ThreadReply) => {
+      reply = message;
+    });
+    worker.on("error", (error) => {
+      reply ??= { error: error.message };
+    });
+    worker.on("exit", (code) => {
+      if (reply?.summary) resolve(reply.summary);
+      else reject(new Error(reply?.error ?? `the thread saving the results stopped (exit code ${code})`));
+    });
+  });
+}
