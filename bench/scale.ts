@@ -361,6 +361,19 @@ async function runSightline(
     loopDelay.enable();
     const started = performance.now();
     runStarted = started;
+    // With the trace, each turn of the loop that held it over 100 ms, and when: to match against the
+    // progress lines, or by its monotonic time against a --cpu-prof of the same run (the profile's clock).
+    let lastTick = performance.now();
+    const turnTimer = TRACE
+      ? setInterval(() => {
+          const now = performance.now();
+          if (now - lastTick > 100)
+            console.error(
+              `event loop held ${Math.round(now - lastTick)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
+            );
+          lastTick = now;
+        }, 5)
+      : undefined;
     const cpuBefore = process.cpuUsage();
     const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
@@ -401,6 +414,7 @@ async function runSightline(
     }
     const seconds = (performance.now() - started) / 1000;
     loopDelay.disable();
+    clearInterval(turnTimer);
     const cpu = process.cpuUsage(cpuBefore);
     const workersCpu = (distributed?.cpuSeconds() ?? 0) - workersCpuBefore;
     if (TRACE) {

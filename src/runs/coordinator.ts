@@ -497,7 +497,8 @@ export class RunCoordinator implements JobHandler {
   }
 
   private async finishOnce(runId: number): Promise<void> {
-    const info = await this.info(runId);
+    // Read afresh, not from the cache of the run's start: the finish is told how many tasks the run had.
+    const info = await this.repository.info(runId);
     try {
       if (info) await this.work.finish(info);
     } catch (error) {

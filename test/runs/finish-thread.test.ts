@@ -39,20 +39,31 @@ const webOfDomain: DiscoveryModule = {
 for (const { dialect, skip } of await dialects()) {
   describe(`a run whose results are saved on a thread, on ${dialect}`, { skip }, () => {
     let t: TestServer;
+    /** How many tasks each finish was told its run had (it chooses the thread by that). */
+    const finishedWith: Array<number | undefined> = [];
 
     before(async () => {
       t = await startTestServer(
         dialect,
         { schedulerIntervalSeconds: 86_400 },
         {
-          runWork: (services): RunWork =>
-            new DiscoveryEngine({
+          runWork: (services): RunWork => {
+            const engine = new DiscoveryEngine({
               config: services.config,
               collections: services.collections,
               entities: services.entities,
               modules: [webOfDomain],
               finishThreadFrom: 0,
-            }),
+            });
+            return {
+              plan: (run) => engine.plan(run),
+              execute: (task, run, signal) => engine.execute(task, run, signal),
+              finish: (run) => {
+                finishedWith.push(run.tasks);
+                return engine.finish(run);
+              },
+            };
+          },
         },
       );
     });
@@ -63,9 +74,11 @@ for (const { dialect, skip } of await dialects()) {
     test("finishes, and its applications and third parties are served", async () => {
       await createCollection(t, "threaded", ["corp.example", "shop.example"]);
       const first = await force(t, "threaded");
-      await waitForRun(t, "threaded", first, "finished", "failed").then((run) =>
-        assert.equal(run.status, "finished", JSON.stringify(run)),
-      );
+      const run = await waitForRun(t, "threaded", first, "finished", "failed");
+      assert.equal(run.status, "finished", JSON.stringify(run));
+      // Two seeds' tasks: the finish knows the run's size, not the count when it started (none).
+      assert.equal(run.tasks_total, 2);
+      assert.deepEqual(finishedWith, [2]);
       const applications = await t.request("GET", "/api/collections/threaded/applications");
       assert.equal(applications.status, 200, applications.text);
       assert.deepEqual(
