@@ -1,8 +1,10 @@
 /**
  * The thread of large-commit.ts: a connection of its own to the database, on which it copies the
- * write-ahead log back (PASSIVE checkpoints) until less than `pages` frames are left uncopied, or a
- * bound of tries. A frame a reader's snapshot still needs is not copied until that reader moves on, so
- * one checkpoint may leave some; the writer's own checkpoints copy the rest.
+ * write-ahead log back (PASSIVE checkpoints) until the log holds fewer than `pages` frames (the writer
+ * started it over once it was all copied back) or is all copied with nothing written since the last
+ * try (an idle writer's next write starts it over), or a bound of tries. A frame a reader's snapshot still
+ * needs is not copied until that reader moves on, and what the writer adds meanwhile is copied by the
+ * next try; whatever is left when the tries run out, the writer's own checkpoints copy.
  */
 import { DatabaseSync } from "node:sqlite";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -21,8 +23,11 @@ try {
     const checkpoint = database.prepare("PRAGMA wal_checkpoint(PASSIVE)");
     for (let tries = 0; tries < TRIES; tries++) {
       const row = checkpoint.get() as { log: number; checkpointed: number };
+      const last = reply;
       reply = { log: Number(row.log), checkpointed: Number(row.checkpointed) };
-      if (reply.log - reply.checkpointed < pages) break;
+      if (reply.log < pages) break;
+      // All copied, and nothing written since the last try: the writer's next write starts the log over.
+      if (reply.checkpointed === reply.log && reply.log === last.log) break;
       await sleep(PAUSE_MS);
     }
   } finally {

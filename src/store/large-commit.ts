@@ -6,10 +6,14 @@
  * its commit held every request for about half a second at a /19 (docs/scale.md, session 13). So
  * around such a transaction the writer's own checkpoints are off, and once it has committed a thread
  * of its own copies the log back (PASSIVE: it never waits for, or holds up, a reader or the writer),
- * until less than an automatic checkpoint's worth is left; then the writer's checkpoints come back
- * and copy that rest between two of its commits, which is what lets the log start over.
- * (A thread checkpointing all the time instead never let it start over under a run's continuous
- * writes: session 13's reverted attempt.) PostgreSQL: a plain transaction.
+ * every 20 ms, until the log has started over (a write that begins when the whole log is copied back
+ * starts it over), so what the writer adds meanwhile is copied too; or until it is all copied with the
+ * writer idle, whose next write starts it over. Then the writer's checkpoints come back. Should the writer never leave such a moment (a thread checkpointing all the time under a run's
+ * continuous writes: session 13's reverted attempt), the thread gives up after about two seconds and
+ * the writer's checkpoints copy the rest between two of its commits. Leaving the writer that rest
+ * as soon as less than a checkpoint's worth was uncopied (sessions 13 to 16) cost its thread a
+ * checkpoint of the writes made during the copy, and its sync: 170-260 ms at 32,768 hosts (session 17).
+ * PostgreSQL: a plain transaction.
  */
 import { Worker } from "node:worker_threads";
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
@@ -48,7 +52,7 @@ export const mainFile = async (trx: Kysely<Database> | Transaction<Database>) =>
   return rows.find((row) => row.name === "main")?.file ?? "";
 };
 
-/** Copies the log of the database at `file` back on a thread until fewer than `pages` frames are left; never rejects. */
+/** Copies the log of the database at `file` back on a thread until it holds fewer than `pages` frames; never rejects. */
 function checkpointOnThread(file: string, pages: number): Promise<CheckpointReply> {
   return new Promise((resolve) => {
     let worker: Worker;

@@ -83,6 +83,26 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(await autocheckpoint(store.db), 1000);
     });
 
+    test("what the writer adds while the thread copies is copied too: the log has started over when it is done", async () => {
+      await whenCheckpointed();
+      await insertLarge(store.db, 5);
+      let copied = false;
+      const settled = whenCheckpointed().then(() => {
+        copied = true;
+      });
+      // A run's writes meanwhile, a few milliseconds apart.
+      for (let writes = 0; !copied && writes < 10_000; writes++) {
+        await insertSmall(store.db);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      await settled;
+      // Left with the frames written during the copy, the writer's next commit would copy them and sync
+      // the file on its thread; a log that started over holds only what came after.
+      const { rows } = await sql<{ log: number }>`pragma wal_checkpoint(PASSIVE)`.execute(store.db);
+      const frames = Number(rows[0]?.log);
+      assert.ok(frames < 1000, `the log holds ${frames} frames once the thread is done`);
+    });
+
     test("the log starts over although small writes go on while the thread copies", async () => {
       await whenCheckpointed();
       // The writer's next commits copy what the thread left and start the log over.
