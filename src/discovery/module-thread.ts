@@ -71,6 +71,8 @@ export class ModuleThread implements ModuleRunner {
   /** Runs the current thread has been described (the thread keeps the same ones). */
   readonly #described = new Map<number, true>();
   readonly #pending = new Map<number, Pending>();
+  /** Answers that came back and wait for their turn (see `#deliver`). */
+  readonly #arrived: Array<() => void> = [];
   #nextId = 1;
 
   constructor(options: ModuleThreadOptions) {
@@ -145,12 +147,34 @@ export class ModuleThread implements ModuleRunner {
     }
     const pending = this.#pending.get(message.id);
     if (!pending) return;
+    const { output, error } = message;
     this.#settle(message.id, pending, () =>
-      message.output !== undefined
-        ? pending.resolve(JSON.parse(message.output) as ModuleOutput)
-        : pending.reject(new Error(message.error)),
+      this.#deliver(() => {
+        if (output === undefined) return pending.reject(new Error(error));
+        try {
+          pending.resolve(JSON.parse(output) as ModuleOutput);
+        } catch (parsing) {
+          pending.reject(parsing as Error);
+        }
+      }),
     );
   }
+
+  /**
+   * The thread's answers come in bursts, all handled in one turn of the loop, and each goes on to the
+   * engine and the store, whose statements are synchronous on SQLite: at a run's start a burst held the
+   * server's thread for 130-290 ms (docs/scale.md, session 17). One answer is delivered per turn, so
+   * requests and timers are served between two.
+   */
+  #deliver(answer: () => void): void {
+    this.#arrived.push(answer);
+    if (this.#arrived.length === 1) setImmediate(this.#deliverNext);
+  }
+
+  readonly #deliverNext = (): void => {
+    this.#arrived.shift()?.();
+    if (this.#arrived.length > 0) setImmediate(this.#deliverNext);
+  };
 
   #settle(id: number, pending: Pending, settle: () => void): void {
     this.#pending.delete(id);

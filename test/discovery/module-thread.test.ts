@@ -131,6 +131,34 @@ describe("discovery modules in a worker thread", () => {
     assert.match(JSON.stringify(output.found), /CVE-2000-0001/);
   });
 
+  test("answers that arrive together are delivered one per turn of the loop", async () => {
+    const described = run();
+    const task = (i: number) => ({
+      module: "netblocks",
+      entity: { kind: "IpAddress" as const, name: `127.125.2.${i}` },
+      depth: 0,
+    });
+    await thread.run(task(0), described, live());
+    const events: string[] = [];
+    const answers = Array.from({ length: 10 }, (_, i) =>
+      thread.run(task(i + 1), described, live()).then(() => {
+        events.push("answer");
+        // What a request arriving meanwhile would wait for: the next turn.
+        setImmediate(() => events.push("turn"));
+      }),
+    );
+    // Hold this thread while the thread answers them all, so their messages arrive together.
+    const until = Date.now() + 300;
+    while (Date.now() < until);
+    await Promise.all(answers);
+    const first = events.indexOf("answer");
+    const last = events.lastIndexOf("answer");
+    assert.ok(
+      events.slice(first, last).includes("turn"),
+      `the loop turned between the answers: ${events.join(" ")}`,
+    );
+  });
+
   test("past the runs it keeps, the thread forgets the oldest and is told it again", async () => {
     const runs = Array.from({ length: DESCRIBED_RUNS + 2 }, () => run());
     const task = { module: "netblocks", entity: { kind: "IpAddress" as const, name: HOST }, depth: 0 };
