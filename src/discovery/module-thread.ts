@@ -11,6 +11,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { setBounded } from "../core/bounded-map.ts";
+import { SLICE_MS } from "../core/pace.ts";
 import type { CveLookup } from "./fingerprint/fingerprint.ts";
 import type { ModuleOutput, ModuleRunner, ModuleTask, RunDescription } from "./module-run.ts";
 
@@ -163,17 +164,24 @@ export class ModuleThread implements ModuleRunner {
   /**
    * The thread's answers come in bursts, all handled in one turn of the loop, and each goes on to the
    * engine and the store, whose statements are synchronous on SQLite: at a run's start a burst held the
-   * server's thread for 130-290 ms (docs/scale.md, session 17). One answer is delivered per turn, so
-   * requests and timers are served between two.
+   * server's thread for 130-290 ms (docs/scale.md, session 17). A turn delivers answers for a slice of
+   * time (each next one after what the last set going so far), and the rest wait for the next turn, so
+   * requests and timers are served between.
    */
   #deliver(answer: () => void): void {
     this.#arrived.push(answer);
-    if (this.#arrived.length === 1) setImmediate(this.#deliverNext);
+    if (this.#arrived.length === 1) setImmediate(this.#deliverSlice);
   }
 
-  readonly #deliverNext = (): void => {
-    this.#arrived.shift()?.();
-    if (this.#arrived.length > 0) setImmediate(this.#deliverNext);
+  readonly #deliverSlice = (): void => {
+    const started = performance.now();
+    const next = (): void => {
+      this.#arrived.shift()?.();
+      if (this.#arrived.length === 0) return;
+      if (performance.now() - started < SLICE_MS) queueMicrotask(next);
+      else setImmediate(this.#deliverSlice);
+    };
+    next();
   };
 
   #settle(id: number, pending: Pending, settle: () => void): void {
