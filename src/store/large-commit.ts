@@ -8,16 +8,17 @@
  * of its own copies the log back (PASSIVE: it never waits for, or holds up, a reader or the writer),
  * every 20 ms, until the log has started over (a write that begins when the whole log is copied back
  * starts it over), so what the writer adds meanwhile is copied too; or until it is all copied with the
- * writer idle, whose next write starts it over. Then the writer's checkpoints come back. Should the writer never leave such a moment (a thread checkpointing all the time under a run's
- * continuous writes: session 13's reverted attempt), the thread gives up after about two seconds and
+ * writer idle, whose next write starts it over. Then the writer's checkpoints come back. Should the
+ * writer never leave such a moment (a thread checkpointing all the time under a run's continuous
+ * writes: session 13's reverted attempt), the thread gives up after about two seconds and
  * the writer's checkpoints copy the rest between two of its commits. Leaving the writer that rest
  * as soon as less than a checkpoint's worth was uncopied (sessions 13 to 16) cost its thread a
  * checkpoint of the writes made during the copy, and its sync: 170-260 ms at 32,768 hosts (session 17).
  * PostgreSQL: a plain transaction.
  */
-import { Worker } from "node:worker_threads";
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";
 import type { Database } from "./schema.ts";
+import { threadReply } from "./thread-reply.ts";
 
 export interface CheckpointReply {
   /** Frames in the log and frames copied back, at the thread's last checkpoint. */
@@ -53,29 +54,13 @@ export const mainFile = async (trx: Kysely<Database> | Transaction<Database>) =>
 };
 
 /** Copies the log of the database at `file` back on a thread until it holds fewer than `pages` frames; never rejects. */
-function checkpointOnThread(file: string, pages: number): Promise<CheckpointReply> {
-  return new Promise((resolve) => {
-    let worker: Worker;
-    try {
-      worker = new Worker(new URL("./large-commit-thread-entry.ts", import.meta.url), {
-        workerData: { file, pages },
-        resourceLimits: { maxYoungGenerationSizeMb: 4 },
-      });
-    } catch (error) {
-      resolve({ log: 0, checkpointed: 0, error: (error as Error).message });
-      return;
-    }
-    // A process that ends meanwhile loses nothing: the log stays, for the next checkpoint.
-    worker.unref();
-    let reply: CheckpointReply | undefined;
-    worker.on("message", (message: CheckpointReply) => {
-      reply = message;
-    });
-    worker.on("error", (error) => {
-      reply ??= { log: 0, checkpointed: 0, error: error.message };
-    });
-    worker.on("exit", (code) => resolve(reply ?? { log: 0, checkpointed: 0, error: `exit code ${code}` }));
-  });
+async function checkpointOnThread(file: string, pages: number): Promise<CheckpointReply> {
+  // unref: a process that ends meanwhile loses nothing; the log stays, for the next checkpoint.
+  const { reply, error } = await threadReply<CheckpointReply>(
+    new URL("./large-commit-thread-entry.ts", import.meta.url),
+    { workerData: { file, pages }, resourceLimits: { maxYoungGenerationSizeMb: 4 }, unref: true },
+  );
+  return reply ?? { log: 0, checkpointed: 0, error };
 }
 
 /**

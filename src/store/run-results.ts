@@ -13,7 +13,6 @@
  * PostgreSQL needs nothing held. Starting a thread and loading the store there costs about half a
  * second, so a small run's finish stays here.
  */
-import { Worker } from "node:worker_threads";
 import { type Kysely, SqliteAdapter } from "kysely";
 import { Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
@@ -21,6 +20,7 @@ import { RunConnectionsRepository } from "./connections.ts";
 import { EntitiesRepository, type MergeSummary } from "./entities.ts";
 import { largeTransaction, mainFile } from "./large-commit.ts";
 import type { Database } from "./schema.ts";
+import { threadReply } from "./thread-reply.ts";
 
 export interface RunResultsRequest {
   runId: number;
@@ -72,21 +72,11 @@ export async function saveRunResultsOnThread(
   return largeTransaction(db, () => onThread({ sqliteFile }, request));
 }
 
-function onThread(address: StoreAddress, request: RunResultsRequest): Promise<MergeSummary> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./run-results-thread-entry.ts", import.meta.url), {
-      workerData: { address, request },
-    });
-    let reply: ThreadReply | undefined;
-    worker.on("message", (message: ThreadReply) => {
-      reply = message;
-    });
-    worker.on("error", (error) => {
-      reply ??= { error: error.message };
-    });
-    worker.on("exit", (code) => {
-      if (reply?.summary) resolve(reply.summary);
-      else reject(new Error(reply?.error ?? `the thread saving the results stopped (exit code ${code})`));
-    });
-  });
+async function onThread(address: StoreAddress, request: RunResultsRequest): Promise<MergeSummary> {
+  const { reply, error } = await threadReply<ThreadReply>(
+    new URL("./run-results-thread-entry.ts", import.meta.url),
+    { workerData: { address, request } },
+  );
+  if (reply?.summary) return reply.summary;
+  throw new Error(reply?.error ?? `the thread saving the results stopped (${error})`);
 }
