@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { badRequest, notFound } from "../core/errors.ts";
 import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
+import { OrNull } from "../core/or-null.ts";
 import { parseHttpUrl } from "../core/urls.ts";
 import { apiActor, recordAudit } from "../store/audit.ts";
 import { WEBHOOK_EVENTS, type Webhook, type WebhookEvent, WebhooksRepository } from "../store/webhooks.ts";
@@ -25,7 +26,7 @@ const MAX_WEBHOOKS = 10;
 
 const Timestamp = Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" });
 const OptionalTimestamp = (description: string) =>
-  Type.Union([Type.String(), Type.Null()], {
+  OrNull(Type.String(), {
     description: `${description} (YYYY-MM-DD HH:MM:SS UTC), or null`,
   });
 
@@ -79,14 +80,14 @@ const WebhookParams = Type.Object({
 
 const Attempt = Type.Object({
   attempted_at: Timestamp,
-  response_status: Type.Union([Type.Integer(), Type.Null()], { description: "null when no answer came." }),
-  error: Type.Union([Type.String(), Type.Null()]),
+  response_status: OrNull(Type.Integer(), { description: "null when no answer came." }),
+  error: OrNull(Type.String()),
   duration_ms: Type.Integer(),
 });
 const Delivery = Type.Object({
   id: Type.Integer({ description: "Also sent as X-Sightline-Delivery." }),
   event: Type.String({ enum: [...WEBHOOK_EVENTS] }),
-  run_id: Type.Union([Type.Integer(), Type.Null()]),
+  run_id: OrNull(Type.Integer()),
   status: Type.String({
     enum: ["pending", "delivered", "failed"],
     description:
@@ -97,10 +98,10 @@ const Delivery = Type.Object({
   last_attempt_at: OptionalTimestamp("The latest attempt"),
   next_attempt_at: OptionalTimestamp("When a pending delivery is tried next"),
   delivered_at: OptionalTimestamp("When the receiver acknowledged it"),
-  response_status: Type.Union([Type.Integer(), Type.Null()], {
+  response_status: OrNull(Type.Integer(), {
     description: "The latest attempt's HTTP status.",
   }),
-  error: Type.Union([Type.String(), Type.Null()], { description: "Why the latest attempt failed." }),
+  error: OrNull(Type.String(), { description: "Why the latest attempt failed." }),
   attempt_log: Type.Array(Attempt, { description: "Every attempt, oldest first." }),
   payload: Type.String({ description: "The JSON body sent, byte for byte (what the signature covers)." }),
 });

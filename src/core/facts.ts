@@ -1,5 +1,6 @@
 /** What fingerprinting yields: detections inside Sightline, and the spec's Fingerprint on the wire. */
 import { type Static, Type } from "typebox";
+import { OrNull } from "./or-null.ts";
 
 /** A product seen in a response or banner. */
 export interface Detection {
@@ -22,8 +23,8 @@ export interface Detection {
 /** A CVE attached to a fingerprint. */
 export const FingerprintVuln = Type.Object({
   cve: Type.String(),
-  cvss_v3_score: Type.Union([Type.Number(), Type.Null()]),
-  cvss_v2_score: Type.Union([Type.Number(), Type.Null()]),
+  cvss_v3_score: OrNull(Type.Number()),
+  cvss_v2_score: OrNull(Type.Number()),
   cwe: Type.String(),
   kev: Type.Boolean({ description: "Listed in CISA's Known Exploited Vulnerabilities catalog." }),
 });

@@ -4,6 +4,7 @@
  * this one), each as the run that saw it saw it. Streamed: a first run's diff is everything it found.
  */
 import { type TObject, Type } from "typebox";
+import { OrNull } from "../core/or-null.ts";
 import type { ResultQueries, ResultRun } from "../store/result-queries.ts";
 import { entityFields } from "./common.ts";
 import { issueItems } from "./issues.ts";
@@ -12,7 +13,7 @@ import { chunked, ENVELOPE_START, jsonElements } from "./stream.ts";
 export const diffSchema = (entity: TObject, issue: TObject) =>
   Type.Object({
     run_id: Type.Integer({ description: "The run compared." }),
-    previous_run_id: Type.Union([Type.Integer(), Type.Null()], {
+    previous_run_id: OrNull(Type.Integer(), {
       description: "The finished run before it; null for the first finished run (everything appeared).",
     }),
     entities: Type.Object({

@@ -6,6 +6,7 @@
 import { type Static, Type } from "typebox";
 import { DOMAIN_KINDS } from "../core/entities.ts";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
+import { OrNull } from "../core/or-null.ts";
 import { collect, type ResultQueries, type ResultRun } from "../store/result-queries.ts";
 import type { RunRow } from "../store/runs.ts";
 import { APPLICATIONS } from "./applications.ts";
@@ -18,10 +19,10 @@ const count = (description: string) => Type.Integer({ minimum: 0, description })
 
 export const Overview = Type.Object({
   seed_count: count("Seeds of the collection."),
-  last_run: Type.Union([Run, Type.Null()], {
+  last_run: OrNull(Run, {
     description: "The newest run of the collection, whatever its status; null before the first.",
   }),
-  results_run_id: Type.Union([Type.Integer(), Type.Null()], {
+  results_run_id: OrNull(Type.Integer(), {
     description:
       "The finished run these figures are from (the latest, or `run_id`); null before any run has finished.",
   }),
@@ -58,7 +59,7 @@ export const Overview = Type.Object({
   ),
   new_since_previous_run: Type.Object(
     {
-      previous_run_id: Type.Union([Type.Integer(), Type.Null()], {
+      previous_run_id: OrNull(Type.Integer(), {
         description: "The finished run before; null when this is the first (everything is new).",
       }),
       entities: count("Entities the previous run did not see (GET …/runs/{id}/diff lists them)."),
@@ -73,7 +74,7 @@ export const Overview = Type.Object({
     },
     { description: "What the previous finished run saw that is gone now." },
   ),
-  change_note: Type.Union([Type.String(), Type.Null()], {
+  change_note: OrNull(Type.String(), {
     description:
       "A sentence when the run lost most of what the previous one saw (a scope, resolver or network change is the usual cause); null otherwise.",
   }),

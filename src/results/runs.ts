@@ -1,12 +1,13 @@
 /** A run as the API shows it: its schema and the view of a stored run row. */
 import { Type } from "typebox";
 import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
+import { OrNull } from "../core/or-null.ts";
 import { describeRunSettings, type RunSettings } from "../core/run-settings.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
 import type { RunRow } from "../store/runs.ts";
 
 const Timestamp = (description: string) =>
-  Type.Union([Type.String(), Type.Null()], {
+  OrNull(Type.String(), {
     description: `${description} (YYYY-MM-DD HH:MM:SS UTC), or null`,
   });
 
@@ -27,12 +28,12 @@ export const Run = Type.Object({
   }),
   started_at: Timestamp("When a worker began it"),
   finished_at: Timestamp("When it finished, failed or was cancelled"),
-  error: Type.Union([Type.String(), Type.Null()], {
+  error: OrNull(Type.String(), {
     description: "Why it failed or who cancelled it; null otherwise.",
   }),
   tasks_total: Type.Integer({ description: "Tasks known so far; grows as tasks find more work." }),
   tasks_done: Type.Integer({ description: "Tasks completed." }),
-  waiting: Type.Union([Type.String(), Type.Null()], {
+  waiting: OrNull(Type.String(), {
     description:
       "Why a queued or started run is not moving, in a sentence (no worker seen in distributed mode); null otherwise.",
   }),
@@ -70,7 +71,7 @@ export const RunSettingsView = Type.Object(
     scan_deny: Names("Addresses, blocks and names never touched, on top of the built-in deny list."),
     ports: Type.String({ description: "The ports scanned: top100, top1000 or a list." }),
     dns_wordlist: Type.String({ description: "The brute-force wordlist: small, large or a file." }),
-    dns_wordlist_lines: Type.Union([Type.Integer(), Type.Null()], {
+    dns_wordlist_lines: OrNull(Type.Integer(), {
       description: "Lines of a wordlist file, read when the run was created; null for small and large.",
     }),
     depth: Integers("Discovery steps away from the seeds."),
@@ -128,7 +129,7 @@ const NoteCount = Type.Object({
 
 export const RunDetail = Type.Object({
   ...Run.properties,
-  settings: Type.Union([RunSettingsView, Type.Null()]),
+  settings: OrNull(RunSettingsView),
   notes: Type.Object(
     {
       total: Type.Integer({ description: "Notes the run wrote." }),

@@ -4,15 +4,16 @@
  */
 import { type Static, Type } from "typebox";
 import { carriesProducts, fingerprintsOf, type ResultEntity } from "../core/facts.ts";
+import { OrNull } from "../core/or-null.ts";
 import type { MatchedCve } from "../store/vulns.ts";
 
 export const Exploit = Type.Object({
   source: Type.Literal("CISA KEV"),
-  date_added: Type.Union([Type.String(), Type.Null()]),
-  due_date: Type.Union([Type.String(), Type.Null()]),
-  vulnerability_name: Type.Union([Type.String(), Type.Null()]),
-  required_action: Type.Union([Type.String(), Type.Null()]),
-  known_ransomware_campaign_use: Type.Union([Type.String(), Type.Null()]),
+  date_added: OrNull(Type.String()),
+  due_date: OrNull(Type.String()),
+  vulnerability_name: OrNull(Type.String()),
+  required_action: OrNull(Type.String()),
+  known_ransomware_campaign_use: OrNull(Type.String()),
 });
 
 export const VulnerabilityItem = Type.Object({
@@ -26,7 +27,7 @@ export const VulnerabilityItem = Type.Object({
   cwe: Type.String({ description: "CWE identifiers, comma-separated, NVD's primary first." }),
   score: Type.Number({ description: "CVSS v3 base score, or v2 when NVD has no v3." }),
   cvss_v2_score: Type.Number({ description: "CVSS v2 base score; 0 when NVD gives none (recent CVEs)." }),
-  cvss_v3_score: Type.Union([Type.Number(), Type.Null()]),
+  cvss_v3_score: OrNull(Type.Number()),
   count: Type.Integer({ description: "How many applications and services are affected." }),
   affected: Type.Array(Type.String(), {
     description: "Addresses of the affected applications and services.",
