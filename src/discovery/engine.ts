@@ -375,10 +375,13 @@ export class DiscoveryEngine implements RunWork {
       scanAllow: description.scanAllow,
       scanDeny: description.scanDeny,
     };
+    // The thread gives back the staging rows' space too; here it is given back a step at a time.
     if ((run.tasks ?? 0) >= (this.#dependencies.finishThreadFrom ?? FINISH_THREAD_FROM))
       await saveRunResultsOnThread(entities.db, request, config.databaseUrl);
-    else await saveRunResults(entities.db, request);
-    await entities.reclaimStaging();
+    else {
+      await saveRunResults(entities.db, request);
+      await entities.reclaimStaging();
+    }
     this.#runs.delete(run.id);
     this.#runner.forget(run.id);
   }

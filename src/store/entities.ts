@@ -745,9 +745,12 @@ export class EntitiesRepository {
     return { entities: summary.entities, findings: summary.findings };
   }
 
-  /** The staging rows a merge deleted leave free pages (SQLite) or dead rows (PostgreSQL): gives them back. */
-  async reclaimStaging(): Promise<void> {
-    await reclaimFreeSpace(this.db, ["staged_entities", "staged_findings"]);
+  /**
+   * The staging rows a merge deleted leave free pages (SQLite) or dead rows (PostgreSQL): gives them back
+   * (`oneStep`: see reclaimFreeSpace).
+   */
+  async reclaimStaging(options: { oneStep?: boolean } = {}): Promise<void> {
+    await reclaimFreeSpace(this.db, ["staged_entities", "staged_findings"], options);
   }
 
   /**

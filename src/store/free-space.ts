@@ -67,12 +67,14 @@ const pragmaNumber = async (db: AnyDb, pragma: "auto_vacuum" | "freelist_count")
 /**
  * Hands back the free pages of a SQLite database in bounded steps, or truncates (when empty) or
  * vacuums the given PostgreSQL tables. Safe to call at any time and from several places at once; on a SQLite database without
- * incremental auto-vacuum it does nothing. `stopping` ends it between two steps (a shutdown).
+ * incremental auto-vacuum it does nothing. `stopping` ends it between two steps (a shutdown). `oneStep`:
+ * all of it in one statement, for a thread of the store's own while its parent holds the writer (no
+ * request waits on that thread, and each step would only add a commit).
  */
 export async function reclaimFreeSpace(
   db: AnyDb,
   tables: readonly string[],
-  options: { stopping?: () => boolean } = {},
+  options: { stopping?: () => boolean; oneStep?: boolean } = {},
 ): Promise<Reclaimed> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
     const vacuumed: string[] = [];
@@ -83,6 +85,13 @@ export async function reclaimFreeSpace(
     return { pages: 0, steps: 0 };
   }
   if ((await pragmaNumber(db, "auto_vacuum")) !== 2) return { pages: 0, steps: 0 };
+  if (options.oneStep) {
+    const free = await pragmaNumber(db, "freelist_count");
+    if (free === 0) return { pages: 0, steps: 0 };
+    // Without a count it frees every free page.
+    await sql`pragma incremental_vacuum`.execute(db);
+    return { pages: free - (await pragmaNumber(db, "freelist_count")), steps: 1 };
+  }
   let pages = 0;
   let steps = 0;
   let size = 64;

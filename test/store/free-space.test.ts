@@ -162,6 +162,25 @@ describe("incremental vacuum on SQLite", () => {
     }
   });
 
+  test("in one step when asked (a thread of the store's own, where nobody waits between steps)", async () => {
+    const services = await openServices(testServerConfig(store));
+    try {
+      const db = services.store.db;
+      await sql`create table filler_once (text text)`.execute(db);
+      await sql`insert into filler_once (text) select ${"z".repeat(2000)} from (select 1 union all select 2 union all select 3 union all select 4 union all select 5) a, (select 1 union all select 2 union all select 3 union all select 4 union all select 5) b`.execute(
+        db,
+      );
+      await sql`delete from filler_once`.execute(db);
+      const free = await pragma(services, "freelist_count");
+      assert.ok(free >= 10, `${free} pages free before`);
+      assert.deepEqual(await reclaimFreeSpace(db, [], { oneStep: true }), { pages: free, steps: 1 });
+      assert.equal(await pragma(services, "freelist_count"), 0);
+      assert.deepEqual(await reclaimFreeSpace(db, [], { oneStep: true }), { pages: 0, steps: 0 });
+    } finally {
+      await services.store.close();
+    }
+  });
+
   test("a database created without auto-vacuum keeps working, and converts with VACUUM", async () => {
     const old = await createTestStore("sqlite");
     try {

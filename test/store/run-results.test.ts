@@ -2,7 +2,7 @@
  * A run's results saved on a thread of its own (store/run-results.ts) are the results saved on this
  * thread: the same entities, findings and third parties. Meanwhile this thread's other writes wait for
  * it (SQLite has one writer) and none fails; the log is copied back and the writer's checkpoints come
- * back afterwards; an error on the thread is the save's error.
+ * back afterwards, and the staging rows' space is given back; an error on the thread is the save's error.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -124,9 +124,12 @@ for (const { dialect, skip } of await dialects()) {
     });
 
     if (dialect === "sqlite")
-      test("the log is copied back and the writer checkpoints again afterwards", async () => {
+      test("the log is copied back and the writer checkpoints again afterwards; the staging space is given back", async () => {
         const collection = await createFixtureCollection(store.db, "settled");
         await buildRun(store.db, collection, { hosts: HOSTS, save: onThread });
+        // The thread gave back the pages the merge's deleted staging rows left.
+        const free = await sql<{ freelist_count: number }>`pragma freelist_count`.execute(store.db);
+        assert.equal(Number(free.rows[0]?.freelist_count), 0);
         await whenCheckpointed();
         const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
           store.db,
