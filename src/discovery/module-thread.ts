@@ -11,7 +11,6 @@
  */
 import { Worker } from "node:worker_threads";
 import { setBounded } from "../core/bounded-map.ts";
-import { SLICE_MS } from "../core/pace.ts";
 import type { CveLookup } from "./fingerprint/fingerprint.ts";
 import type { ModuleOutput, ModuleRunner, ModuleTask, RunDescription } from "./module-run.ts";
 
@@ -164,24 +163,21 @@ export class ModuleThread implements ModuleRunner {
   /**
    * The thread's answers come in bursts, all handled in one turn of the loop, and each goes on to the
    * engine and the store, whose statements are synchronous on SQLite: at a run's start a burst held the
-   * server's thread for 130-290 ms (docs/scale.md, session 17). A turn delivers answers for a slice of
-   * time (each next one after what the last set going so far), and the rest wait for the next turn, so
-   * requests and timers are served between.
+   * server's thread for 130-290 ms (docs/scale.md, session 17). Each answer is delivered in a turn of its
+   * own, so requests and timers are served between two. A slice of 4 ms of deliveries per turn (session
+   * 17) was not enough: an answer's work goes on in the microtasks after its delivery (the engine's and
+   * the store's awaited statements), so a slice started several answers and the turn ran all their work,
+   * 30-65 ms at a /20's start; one a turn left the longest turn at 26-30 ms and halved the API's p99, at
+   * the same speed (session 18).
    */
   #deliver(answer: () => void): void {
     this.#arrived.push(answer);
-    if (this.#arrived.length === 1) setImmediate(this.#deliverSlice);
+    if (this.#arrived.length === 1) setImmediate(this.#deliverOne);
   }
 
-  readonly #deliverSlice = (): void => {
-    const started = performance.now();
-    const next = (): void => {
-      this.#arrived.shift()?.();
-      if (this.#arrived.length === 0) return;
-      if (performance.now() - started < SLICE_MS) queueMicrotask(next);
-      else setImmediate(this.#deliverSlice);
-    };
-    next();
+  readonly #deliverOne = (): void => {
+    this.#arrived.shift()?.();
+    if (this.#arrived.length > 0) setImmediate(this.#deliverOne);
   };
 
   #settle(id: number, pending: Pending, settle: () => void): void {
