@@ -72,6 +72,9 @@ const WORKER_CPU = process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU
 const WORKER_READY_MS = 120_000;
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const BIN = fileURLToPath(new URL("../bin/sightline.js", import.meta.url));
+/** SIGHTLINE_BENCH_SCALE_TURN_MS: with the trace, the turns of the loop logged are those longer than this. */
+const TURN_MS = Number(process.env.SIGHTLINE_BENCH_SCALE_TURN_MS ?? 100);
+if (!(TURN_MS > 0)) throw new Error("SIGHTLINE_BENCH_SCALE_TURN_MS takes a number of milliseconds above 0");
 /** The event loop's delay is sampled by a timer of this period. */
 const LOOP_RESOLUTION_MS = 10;
 /** SIGHTLINE_BENCH_SCALE_TRACE=1: progress, memory and each module's time, on stderr. */
@@ -373,13 +376,13 @@ async function runSightline(
     loopDelay.enable();
     const started = performance.now();
     runStarted = started;
-    // With the trace, each turn of the loop that held it over 100 ms, and when: to match against the
+    // With the trace, each turn of the loop that held it over TURN_MS (100 ms), and when: to match against the
     // progress lines, or by its monotonic time against a --cpu-prof of the same run (the profile's clock).
     let lastTick = performance.now();
     const turnTimer = TRACE
       ? setInterval(() => {
           const now = performance.now();
-          if (now - lastTick > 100)
+          if (now - lastTick > TURN_MS)
             console.error(
               `event loop held ${Math.round(now - lastTick)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
             );
