@@ -377,14 +377,15 @@ async function runSightline(
     const started = performance.now();
     runStarted = started;
     // With the trace, each turn of the loop that held it over TURN_MS (100 ms), and when: to match against the
-    // progress lines, or by its monotonic time against a --cpu-prof of the same run (the profile's clock).
+    // progress lines, by its monotonic time against a --cpu-prof of the same run (the profile's clock), or
+    // by the process's milliseconds against --trace-gc (its "N ms:").
     let lastTick = performance.now();
     const turnTimer = TRACE
       ? setInterval(() => {
           const now = performance.now();
           if (now - lastTick > TURN_MS)
             console.error(
-              `event loop held ${Math.round(now - lastTick)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
+              `event loop held ${Math.round(now - lastTick)} ms, at process ${now.toFixed(0)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
             );
           lastTick = now;
         }, 5)
