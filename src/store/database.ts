@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Config } from "../core/config.ts";
+import { whenCheckpointed } from "./large-commit.ts";
 import { prepareHotStatements, StatementNames } from "./prepared-statements.ts";
 import type { Database } from "./schema.ts";
 import { ReaderWriterSqliteDialect } from "./sqlite-dialect.ts";
@@ -85,7 +86,13 @@ export function openSqliteStore(file: string): Store {
   const reader = new DatabaseSync(file);
   reader.exec("PRAGMA busy_timeout = 5000;");
   const db = new Kysely<Database>({ dialect: new ReaderWriterSqliteDialect(database, reader) });
-  return { db, taskDb: db, dialect: "sqlite", location: file, close: () => db.destroy() };
+  // Closing waits for the threads copying a large commit's log back (a couple of seconds at most), so
+  // none still writes the database's files once the store is closed (a shutdown, a removed folder).
+  const close = async () => {
+    await whenCheckpointed();
+    await db.destroy();
+  };
+  return { db, taskDb: db, dialect: "sqlite", location: file, close };
 }
 
 /**
