@@ -88,15 +88,8 @@ export function openSqliteStore(file: string): Store {
   const db = new Kysely<Database>({ dialect: new ReaderWriterSqliteDialect(database, reader) });
   // Closing waits for the threads copying a large commit's log back (a couple of seconds at most), so
   // none still writes the database's files once the store is closed (a shutdown, a removed folder).
-  // The copying thread does not keep the process alive (it loses nothing if the process ends); a close
-  // that waits for it does, or the process would end with the close still pending.
   const close = async () => {
-    const alive = setInterval(() => {}, 1000);
-    try {
-      await whenCheckpointed();
-    } finally {
-      clearInterval(alive);
-    }
+    await whenCheckpointed();
     await db.destroy();
   };
   return { db, taskDb: db, dialect: "sqlite", location: file, close };

@@ -32,8 +32,19 @@ const deferred = new Map<string, { count: number; pages: number }>();
 /** The latest copy under way, for tests and shutdowns that want the log settled. */
 let settling: Promise<void> = Promise.resolve();
 
-/** Resolves once every thread started by `largeTransaction` so far has finished. */
-export const whenCheckpointed = (): Promise<void> => settling;
+/**
+ * Resolves once every thread started by `largeTransaction` so far has finished. The threads do not keep
+ * the process alive (it loses nothing if it ends meanwhile); whoever waits for them does, or the process
+ * would end with the wait still pending.
+ */
+export async function whenCheckpointed(): Promise<void> {
+  const alive = setInterval(() => {}, 1000);
+  try {
+    await settling;
+  } finally {
+    clearInterval(alive);
+  }
+}
 
 /**
  * Set in a thread whose large transactions run while its parent holds the writer (run-results.ts): the
