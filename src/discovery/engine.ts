@@ -33,7 +33,7 @@ import {
   type StagedWork,
   stagingRows,
 } from "../store/entities.ts";
-import { type RunResultsRequest, saveRunResults, saveRunResultsOnThread } from "../store/run-results.ts";
+import { type RunResultsRequest, saveRunResultsHere, saveRunResultsOnThread } from "../store/run-results.ts";
 import { type DiscoveryModule, type DiscoverySettings, discoveryLimits } from "./module.ts";
 import { LocalModules, type ModuleRunner, type RunDescription } from "./module-run.ts";
 import { MODULES } from "./modules.ts";
@@ -375,13 +375,9 @@ export class DiscoveryEngine implements RunWork {
       scanAllow: description.scanAllow,
       scanDeny: description.scanDeny,
     };
-    // The thread gives back the staging rows' space too; here it is given back a step at a time.
     if ((run.tasks ?? 0) >= (this.#dependencies.finishThreadFrom ?? FINISH_THREAD_FROM))
       await saveRunResultsOnThread(entities.db, request, config.databaseUrl);
-    else {
-      await saveRunResults(entities.db, request);
-      await entities.reclaimStaging();
-    }
+    else await saveRunResultsHere(entities.db, request);
     this.#runs.delete(run.id);
     this.#runner.forget(run.id);
   }

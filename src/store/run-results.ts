@@ -59,6 +59,16 @@ export async function saveRunResults(
   return summary;
 }
 
+/** `saveRunResults` and the staging space given back a step at a time, on this thread (a small run's finish). */
+export async function saveRunResultsHere(
+  db: Kysely<Database>,
+  request: RunResultsRequest,
+): Promise<MergeSummary> {
+  const summary = await saveRunResults(db, request);
+  await new EntitiesRepository(db).reclaimStaging();
+  return summary;
+}
+
 /**
  * `saveRunResults` and the staging space given back, on a thread of its own (see above). `databaseUrl`
  * is PostgreSQL's when the store is on it. A SQLite database with no file (in memory) has nothing a
@@ -71,11 +81,7 @@ export async function saveRunResultsOnThread(
 ): Promise<MergeSummary> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return onThread({ databaseUrl }, request);
   const sqliteFile = await mainFile(db);
-  if (sqliteFile === "") {
-    const summary = await saveRunResults(db, request);
-    await new EntitiesRepository(db).reclaimStaging();
-    return summary;
-  }
+  if (sqliteFile === "") return saveRunResultsHere(db, request);
   return largeTransaction(db, () => onThread({ sqliteFile }, request));
 }
 
