@@ -14,6 +14,7 @@ import { LocalModules, type RunDescription } from "../../src/discovery/module-ru
 import { DESCRIBED_RUNS, ModuleThread } from "../../src/discovery/module-thread.ts";
 import { discoveryModules } from "../../src/discovery/modules.ts";
 import type { MatchedCve } from "../../src/store/vulns.ts";
+import { countTurns } from "../helpers/turns.ts";
 
 const HOST = "127.125.1.1";
 const listen = <T extends Server | TcpServer>(server: T) =>
@@ -139,18 +140,12 @@ describe("discovery modules in a worker thread", () => {
       depth: 0,
     });
     await thread.run(task(0), described, live());
-    // A tick per turn of the loop: the turn each answer was handled in.
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    // The turn each answer was handled in.
+    const turns = countTurns();
     const handledIn: number[] = [];
     const answers = Array.from({ length: 10 }, (_, i) =>
       thread.run(task(i + 1), described, live()).then(async () => {
-        handledIn.push(turns);
+        handledIn.push(turns.count);
         // What the engine and the store do after an answer: awaited statements, synchronous on SQLite.
         for (let step = 0; step < 3; step++) {
           const busy = performance.now() + 1;
@@ -163,7 +158,7 @@ describe("discovery modules in a worker thread", () => {
     const until = Date.now() + 300;
     while (Date.now() < until);
     await Promise.all(answers);
-    ticking = false;
+    turns.stop();
     assert.equal(handledIn.length, 10);
     assert.equal(new Set(handledIn).size, 10, `each answer in a turn of its own: ${handledIn.join(" ")}`);
   });

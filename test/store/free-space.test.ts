@@ -13,6 +13,7 @@ import { reclaimFreeSpace } from "../../src/store/free-space.ts";
 import { openServices, type Services } from "../../src/store/services.ts";
 import { testServerConfig } from "../helpers/server.ts";
 import { createTestStore, dialects, type TestStore } from "../helpers/stores.ts";
+import { countTurns } from "../helpers/turns.ts";
 
 /** A scan's worth of sightings: enough staging rows to fill a few thousand pages. */
 async function stageAndFinish(services: Services, collectionId: number, hosts: number) {
@@ -144,19 +145,16 @@ describe("incremental vacuum on SQLite", () => {
       await sql`delete from filler`.execute(db);
       const free = await pragma(services, "freelist_count");
       assert.ok(free >= 1000, `${free} pages free before`);
-      let ticks = 0;
-      let ticking = true;
-      const tick = () => {
-        ticks++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const turns = countTurns();
       const reclaimed = await reclaimFreeSpace(db, []);
-      ticking = false;
+      turns.stop();
       assert.equal(await pragma(services, "freelist_count"), 0);
       assert.ok(reclaimed.pages >= free, `${reclaimed.pages} of ${free} pages reclaimed`);
       assert.ok(reclaimed.steps > 1, `in ${reclaimed.steps} steps`);
-      assert.ok(ticks >= reclaimed.steps - 1, `the loop ran ${ticks} times in ${reclaimed.steps} steps`);
+      assert.ok(
+        turns.count >= reclaimed.steps - 1,
+        `the loop ran ${turns.count} times in ${reclaimed.steps} steps`,
+      );
     } finally {
       await services.store.close();
     }

@@ -11,6 +11,7 @@ import { stagingRows } from "../../src/store/entities.ts";
 import type { Services } from "../../src/store/services.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
+import { countTurns } from "../helpers/turns.ts";
 
 for (const { dialect, skip } of await dialects()) {
   describe(`runs that end on ${dialect}`, { skip }, () => {
@@ -169,16 +170,10 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(await services.runs.workersOf(run.id), expected);
       assert.deepEqual(await services.runs.endedWithTasks(), [run.id]);
 
-      let ticks = 0;
-      let ticking = true;
-      const tick = () => {
-        ticks++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const turns = countTurns();
       assert.equal(await services.runs.clearEnded(run.id), 600 - cut);
-      ticking = false;
-      assert.ok(ticks >= Math.floor((600 - cut) / 250), `the loop ran ${ticks} times meanwhile`);
+      turns.stop();
+      assert.ok(turns.count >= Math.floor((600 - cut) / 250), `the loop ran ${turns.count} times meanwhile`);
       assert.equal(await taskRows(run.id), 0);
       assert.deepEqual(await services.runs.workersOf(run.id), expected);
       // And their space is given back: free pages (SQLite), the emptied table with its indexes (PostgreSQL).
