@@ -22,7 +22,6 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { type RunningServer, startServer } from "../src/app/server.ts";
 import { loadConfig } from "../src/core/config.ts";
 import { whenCheckpointed } from "../src/store/large-commit.ts";
@@ -176,9 +175,15 @@ async function directoryBytes(dir: string): Promise<number> {
     .reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 }
 
+/**
+ * pg's client, loaded when first needed: the server runs in this process, and a SQLite run measures its
+ * heap (and its collections' pauses) without a PostgreSQL driver it never loads itself.
+ */
+const postgresClient = async () => (await import("pg")).default.Client;
+
 /** PostgreSQL's version and whether autovacuum runs (CI's server has it off), for the report; empty without a server. */
 async function postgresServer(): Promise<string> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  const client = new (await postgresClient())({ connectionString: POSTGRES_URL });
   try {
     await client.connect();
     const { rows } = await client.query(
@@ -193,7 +198,7 @@ async function postgresServer(): Promise<string> {
 }
 
 async function databaseBytes(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new (await postgresClient())({ connectionString: url });
   await client.connect();
   try {
     const result = await client.query("select pg_database_size(current_database()) as bytes");

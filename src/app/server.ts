@@ -82,7 +82,7 @@ export async function startServer(
   }
   const metrics = new MetricsRegistry();
   const webhooks = createWebhookSystem(services);
-  const runs = createRunSystem(services, {
+  const runs = await createRunSystem(services, {
     role: "server",
     work: await (options.runWork ?? loadRunWork)(services),
     metrics,

@@ -62,7 +62,7 @@ export async function startWorker(
   const metrics = options.metricsPort === undefined ? undefined : new MetricsRegistry();
   let endpoint: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   try {
-    const runs = createRunSystem(services, {
+    const runs = await createRunSystem(services, {
       metrics,
       role: "worker",
       work: await (options.runWork ?? loadRunWork)(services),

@@ -10,7 +10,6 @@ import type { Metrics } from "../core/metrics.ts";
 import type { RunWork } from "../core/run-work.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
 import type { Services } from "../store/services.ts";
-import { BullRunQueue } from "./bullmq-queue.ts";
 import { RunCoordinator, type RunHook, type RunLog } from "./coordinator.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
 import type { RunQueue } from "./queue.ts";
@@ -30,7 +29,7 @@ export interface RunSystem {
   close(): Promise<void>;
 }
 
-export function createRunSystem(
+export async function createRunSystem(
   services: Services,
   options: {
     role: "server" | "worker";
@@ -40,11 +39,13 @@ export function createRunSystem(
     /** Told when a run ends here (webhooks). */
     hooks?: RunHook[];
   },
-): RunSystem {
+): Promise<RunSystem> {
   const { config } = services;
   const worker = `${hostname()}:${process.pid}`;
+  // BullMQ and ioredis are loaded only when Redis is configured: about 8 MB less live heap in the embedded
+  // default's server, which every full collection of its heap must mark (docs/scale.md, Session 19).
   const queue: RunQueue = config.redisUrl
-    ? new BullRunQueue({
+    ? new (await import("./bullmq-queue.ts")).BullRunQueue({
         redisUrl: config.redisUrl,
         prefix: config.redisPrefix,
         taskConcurrency: config.taskConcurrency,

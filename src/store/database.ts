@@ -3,10 +3,11 @@
  * PostgreSQL (DATABASE_URL). Dialect differences are kept to this folder.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Kysely, PostgresDialect } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { Config } from "../core/config.ts";
 import { whenCheckpointed } from "./large-commit.ts";
 import { prepareHotStatements, StatementNames } from "./prepared-statements.ts";
@@ -101,10 +102,14 @@ export function openSqliteStore(file: string): Store {
  * over the pool's settings.
  */
 function postgresDatabase(url: string, options: string): Kysely<Database> {
+  // pg is loaded only when a PostgreSQL database is configured, like BullMQ (src/runs/runtime.ts): less
+  // live heap for the embedded default's collections to mark. It is CommonJS, so a synchronous require
+  // keeps openStore synchronous.
+  const { Pool } = createRequire(import.meta.url)("pg") as typeof pg;
   const connectionString = new URL(url);
   connectionString.searchParams.delete("options");
   // A connection attempt gives up after 5 s, so an unreachable database answers 503 instead of hanging.
-  const pool = new pg.Pool({
+  const pool = new Pool({
     connectionString: connectionString.toString(),
     max: 10,
     connectionTimeoutMillis: 5000,

@@ -6,7 +6,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import type { Config } from "../../src/core/config.ts";
 import { POSTGRES_URL, serviceSkipReason } from "./services.ts";
 
@@ -17,6 +16,8 @@ export interface TestStore {
 }
 
 async function adminQuery(sql: string) {
+  // Loaded here, so that a process that only uses SQLite (the scale bench's server) never loads pg.
+  const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {

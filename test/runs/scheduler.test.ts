@@ -47,7 +47,7 @@ for (const { dialect, skip } of await dialects()) {
       const own = dialect === "postgres" ? await openServices(services.config) : services;
       if (own !== services) opened.push(own);
       // The queue is never consumed: fired runs stay queued, which is what is counted here.
-      const system = createRunSystem(own, { role: "server", work: new TestWork(own) });
+      const system = await createRunSystem(own, { role: "server", work: new TestWork(own) });
       systems.push(system);
       return system.scheduler!;
     }
