@@ -55,20 +55,20 @@ async function measure(dialect: "sqlite" | "postgres", way: Way) {
     const cpu = process.cpuUsage();
     const started = performance.now();
     if (way === "riding") {
-      let last: { runId: number; taskId: number; found: ReturnType<typeof found> } | undefined;
+      let last: { runId: number; taskId: number; found: Awaited<ReturnType<typeof found>> } | undefined;
       for (const [i, id] of ids.entries()) {
         if (last) await runs.completeAndBegin([last], "bench", { taskId: id });
         else await runs.beginTask(id, "bench");
-        last = { runId: run.id, taskId: id, found: found(i) };
+        last = { runId: run.id, taskId: id, found: await found(i) };
       }
       if (last) await runs.completeAndBegin([last], "bench");
     } else
       for (const [i, id] of ids.entries()) {
         await runs.beginTask(id, "bench");
         if (way === "apart") {
-          await entities.stageRows(found(i));
+          await entities.stageRows(await found(i));
           await runs.completeTask(run.id, id, [], "bench");
-        } else await runs.completeTask(run.id, id, [], "bench", found(i));
+        } else await runs.completeTask(run.id, id, [], "bench", await found(i));
       }
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);

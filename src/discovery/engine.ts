@@ -19,6 +19,7 @@ import { strings } from "../core/details.ts";
 import type { EntityKind, EntityRef, FoundEntity } from "../core/entities.ts";
 import { entityTypeName } from "../core/formats.ts";
 import type { Counter, Histogram, Metrics } from "../core/metrics.ts";
+import { eachPaced } from "../core/pace.ts";
 import { type RunSettings, runSettingsFrom } from "../core/run-settings.ts";
 import type { RunInfo, RunWork, TaskOutcome, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { NAME_KINDS, Scope } from "../core/scope.ts";
@@ -303,7 +304,7 @@ export class DiscoveryEngine implements RunWork {
         entity_name: parent.name,
         depth: task.depth,
       };
-      this.#sightings(
+      await this.#sightings(
         output.found,
         { task, payload, parent, lineage, taskResult },
         runContext,
@@ -314,8 +315,8 @@ export class DiscoveryEngine implements RunWork {
     // What the task found is written with its completion (RunsRepository.completeTask), a statement or
     // commit fewer, unless it may pair with what other tasks found as a virtual host: those look-ups read
     // the run's staging, so its own rows must be there first (see #virtualHostTasks).
-    const pairing = this.#virtualHostCandidates(work.entities, runContext);
-    if (!pairing) return { followUps, found: stagingRows(run.id, run.collectionId, work) };
+    const pairing = await this.#virtualHostCandidates(work.entities, runContext);
+    if (!pairing) return { followUps, found: await stagingRows(run.id, run.collectionId, work) };
     await this.#dependencies.entities.stage(run.id, run.collectionId, work);
     if (signal.aborted) throw abortReason(signal);
     followUps.push(...(await this.#virtualHostTasks(run, pairing, runContext)));
@@ -323,7 +324,7 @@ export class DiscoveryEngine implements RunWork {
   }
 
   /** Stages what one module found on a task's entity and adds the follow-up tasks of what is new. */
-  #sightings(
+  async #sightings(
     found: FoundEntity[],
     from: {
       task: TaskRecord;
@@ -335,10 +336,11 @@ export class DiscoveryEngine implements RunWork {
     runContext: RunContext,
     work: StagedWork,
     followUps: TaskSpec[],
-  ): void {
+  ): Promise<void> {
     const { task, payload, parent, lineage, taskResult } = from;
     const { scope } = runContext;
-    for (const emitted of found) {
+    // Paced: a zone transfer's answer is tens of thousands of entities, each checked against the scope.
+    await eachPaced(found, (emitted) => {
       const seedKind = NAME_KINDS.has(emitted.kind) ? scope.seedKindOf(emitted.name) : undefined;
       const entity = seedKind ? { ...emitted, kind: seedKind } : emitted;
       const self = sameRef(entity, parent);
@@ -361,7 +363,7 @@ export class DiscoveryEngine implements RunWork {
         taskResult,
       });
       if (!self && scoped) followUps.push(...this.#tasksFor(entity, depth, ancestors, runContext));
-    }
+    });
   }
 
   async finish(run: RunInfo): Promise<void> {
@@ -425,13 +427,16 @@ export class DiscoveryEngine implements RunWork {
    * What of a task's sightings may pair as a virtual host: names newly seen resolving to an address, and
    * services newly seen (by their address); undefined when nothing may, or no module consumes the pairs.
    */
-  #virtualHostCandidates(staged: StagedEntity[], context: RunContext): VirtualHostCandidates | undefined {
+  async #virtualHostCandidates(
+    staged: StagedEntity[],
+    context: RunContext,
+  ): Promise<VirtualHostCandidates | undefined> {
     const { scope } = context;
     const modules = this.#modules.filter((module) => module.virtualHosts);
     if (modules.length === 0) return undefined;
     const newNames = new Map<string, Set<string>>();
     const newServices = new Map<string, StagedEntity[]>();
-    for (const entity of staged) {
+    await eachPaced(staged, (entity) => {
       if (entity.kind === "IpAddress") {
         const names = strings(entity.details.resolutions).filter((name) => virtualHostName(name, scope));
         if (names.length > 0)
@@ -440,7 +445,7 @@ export class DiscoveryEngine implements RunWork {
         const address = serviceAddress(entity);
         if (address) newServices.set(address, [...(newServices.get(address) ?? []), entity]);
       }
-    }
+    });
     if (newNames.size === 0 && newServices.size === 0) return undefined;
     return { modules, newNames, newServices };
   }

@@ -35,6 +35,9 @@ export interface BullQueueOptions {
   onError(message: string): void;
 }
 
+/** Jobs added per addBulk (one MULTI). */
+const ENQUEUE_PIECE = 1_000;
+
 /** Where Redis is, for sentences (never the password). */
 export function describeRedis(url: string): string {
   const parsed = new URL(url);
@@ -102,9 +105,15 @@ export class BullRunQueue implements RunQueue {
         if (held && (await held.getState()) === "failed") await held.retry("failed");
       }
     }
-    await this.producer.addBulk(
-      jobs.map((job) => ({ name: job.kind, data: job, opts: { jobId: jobId(job), priority: job.priority } })),
-    );
+    // In pieces: one addBulk is one MULTI, built and written in one step, and a zone transfer's task queues
+    // 60,000 follow-ups. A process that stops between pieces leaves tasks in the store without their
+    // jobs, which the run's recovery queues again (as it does for a worker that died before queueing).
+    for (let i = 0; i < jobs.length; i += ENQUEUE_PIECE)
+      await this.producer.addBulk(
+        jobs
+          .slice(i, i + ENQUEUE_PIECE)
+          .map((job) => ({ name: job.kind, data: job, opts: { jobId: jobId(job), priority: job.priority } })),
+      );
   }
 
   consume(handler: JobHandler): void {

@@ -13,7 +13,7 @@ import {
 } from "kysely";
 import { carriesProducts, productFacts, vulnerabilityFacts } from "../core/facts.ts";
 import { nowIso } from "../core/formats.ts";
-import { pace, yieldToLoop } from "../core/pace.ts";
+import { mapPaced, pace, yieldToLoop } from "../core/pace.ts";
 import { endpointName } from "../core/service-names.ts";
 import { reclaimFreeSpace } from "./free-space.ts";
 import { parseStored } from "./json-codec.ts";
@@ -588,10 +588,15 @@ export interface StagingRows {
   notes: Insertable<Database["run_notes"]>[];
 }
 
-export function stagingRows(runId: number, collectionId: number, work: StagedWork): StagingRows {
+/** Paced (`mapPaced`): a zone transfer's task stages tens of thousands of entities. */
+export async function stagingRows(
+  runId: number,
+  collectionId: number,
+  work: StagedWork,
+): Promise<StagingRows> {
   const seenAt = nowIso();
   return {
-    entities: work.entities.map((entity) => ({
+    entities: await mapPaced(work.entities, (entity) => ({
       run_id: runId,
       collection_id: collectionId,
       kind: entity.kind,
@@ -605,7 +610,7 @@ export function stagingRows(runId: number, collectionId: number, work: StagedWor
       task_result: entity.taskResult ? JSON.stringify(entity.taskResult) : null,
       seen_at: seenAt,
     })),
-    findings: work.findings.map((finding) => ({
+    findings: await mapPaced(work.findings, (finding) => ({
       run_id: runId,
       collection_id: collectionId,
       ...findingColumns(finding),
@@ -683,6 +688,55 @@ export async function insertStaging(db: Kysely<Database>, rows: StagingRows): Pr
   if (rows.notes.length > 0) await db.insertInto("run_notes").values(rows.notes).execute();
 }
 
+/**
+ * Rows of a task's staging written per transaction (SQLite) or statement (PostgreSQL) at most: a zone
+ * transfer's 65,000 sightings in one SQLite commit held the server's event loop about 100 ms (a commit is
+ * one synchronous step), and one PostgreSQL statement of them as long in building its parameters.
+ */
+export const STAGING_PIECE = 1_000;
+
+/** `rows` in pieces of STAGING_PIECE rows at most, in order; the notes (a few) with the last piece. */
+function stagingPieces(rows: StagingRows): StagingRows[] {
+  const pieces: StagingRows[] = [];
+  for (let i = 0; i < rows.entities.length; i += STAGING_PIECE)
+    pieces.push({ entities: rows.entities.slice(i, i + STAGING_PIECE), findings: [], notes: [] });
+  for (let i = 0; i < rows.findings.length; i += STAGING_PIECE)
+    pieces.push({ entities: [], findings: rows.findings.slice(i, i + STAGING_PIECE), notes: [] });
+  if (pieces.length === 0) pieces.push({ entities: [], findings: [], notes: [] });
+  pieces[pieces.length - 1].notes = rows.notes;
+  return pieces;
+}
+
+/**
+ * Writes a task's staging rows on their own, without a completion; more than STAGING_PIECE of them in
+ * pieces, each its own commit. Staging is append-only sightings, so pieces need not land together: should
+ * the writing stop between two, the task is done again and stages them again, and sightings staged twice
+ * merge as one (`mergeDetails` unites, provenance is a set).
+ */
+export async function stageRows(db: Kysely<Database>, rows: StagingRows): Promise<void> {
+  if (stagingSize(rows) === 0) return;
+  if (stagingSize(rows) > STAGING_PIECE) {
+    for (const piece of stagingPieces(rows)) {
+      await stageRows(db, piece);
+      await pace();
+    }
+    return;
+  }
+  // PostgreSQL: a task's entities, findings and notes in one statement, atomic as a statement is: one
+  // round trip where a transaction took four or five.
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`with ${sql.join(stagingCtes(rows))} select 1`.execute(db);
+    wroteStaging(db, [rows]);
+    return;
+  }
+  // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.
+  if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
+    await insertChunks(db, "staged_entities", rows.entities);
+    return;
+  }
+  await db.transaction().execute((trx) => insertStaging(trx, rows));
+}
+
 /** Staged rows read per page, and entities merged and written per batch. */
 const PAGE = 250;
 /** Ids of staged rows looked at per read when gathering the run's aliases (a millisecond or two). */
@@ -700,25 +754,12 @@ export class EntitiesRepository {
 
   /** Appends what a task found to the run's staging rows (append-only: concurrent tasks never conflict). */
   async stage(runId: number, collectionId: number, work: StagedWork): Promise<void> {
-    await this.stageRows(stagingRows(runId, collectionId, work));
+    await this.stageRows(await stagingRows(runId, collectionId, work));
   }
 
   /** Writes a task's staging rows (`stagingRows`) on their own, without a completion. */
   async stageRows(rows: StagingRows): Promise<void> {
-    if (stagingSize(rows) === 0) return;
-    // PostgreSQL: a task's entities, findings and notes in one statement, atomic as a statement is: one
-    // round trip where a transaction took four or five.
-    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      await sql`with ${sql.join(stagingCtes(rows))} select 1`.execute(this.db);
-      wroteStaging(this.db, [rows]);
-      return;
-    }
-    // SQLite: most tasks stage a few entities and nothing else, one statement with no transaction around it.
-    if (rows.entities.length <= CHUNK && rows.findings.length === 0 && rows.notes.length === 0) {
-      await insertChunks(this.db, "staged_entities", rows.entities);
-      return;
-    }
-    await this.db.transaction().execute((trx) => insertStaging(trx, rows));
+    await stageRows(this.db, rows);
   }
 
   /**

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { pace, SLICE_MS } from "../../src/core/pace.ts";
+import { eachPaced, mapPaced, pace, SLICE_MS } from "../../src/core/pace.ts";
+import { countTurns } from "../helpers/turns.ts";
 
 /** Keeps the thread busy for `ms`. */
 function busy(ms: number) {
@@ -45,4 +46,22 @@ test("a stretch ends with its turn: the next turn starts a stretch of its own", 
   busy(SLICE_MS + 1);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(pace(), undefined);
+});
+
+test("a long list visited paced spans turns of the loop, in order, and maps like map", async () => {
+  const items = Array.from({ length: 200 }, (_, index) => index);
+  const turns = countTurns();
+  const seen: number[] = [];
+  await eachPaced(items, (item) => {
+    busy(0.1);
+    seen.push(item);
+  });
+  turns.stop();
+  assert.deepEqual(seen, items);
+  // 20 ms of work in slices of SLICE_MS: the loop came round several times meanwhile.
+  assert.ok(turns.count >= 3, `${turns.count} turns`);
+  assert.deepEqual(
+    await mapPaced(items, (item, index) => item * 2 + index),
+    items.map((item) => item * 3),
+  );
 });

@@ -316,7 +316,7 @@ for (const { dialect, skip } of await dialects()) {
       for (const id of ids) await services.runs.beginTask(id, "a:1");
       // No follow-ups.
       assert.deepEqual(
-        await services.runs.completeTask(run.id, ids[0], [], "a:1", found(["a.acme.test"], ["n"])),
+        await services.runs.completeTask(run.id, ids[0], [], "a:1", await found(["a.acme.test"], ["n"])),
         {
           added: [],
           completed: true,
@@ -329,19 +329,19 @@ for (const { dialect, skip } of await dialects()) {
         ids[1],
         tasks(2, "next"),
         "a:1",
-        found(["b.acme.test"]),
+        await found(["b.acme.test"]),
       );
       assert.deepEqual([withFollowUps.completed, withFollowUps.added.length], [true, 2]);
       assert.deepEqual(await staged(), { entities: 2, findings: 2, notes: 1 });
       // More rows than one insert takes (a zone transfer's names).
       const many = Array.from({ length: 250 }, (_, i) => `h${i}.acme.test`);
       assert.equal(
-        (await services.runs.completeTask(run.id, ids[2], [], "a:1", found(many))).completed,
+        (await services.runs.completeTask(run.id, ids[2], [], "a:1", await found(many))).completed,
         true,
       );
       assert.deepEqual(await staged(), { entities: 252, findings: 3, notes: 1 });
       // A completion that fails writes nothing of what the task found, and leaves the task to be done again.
-      const broken = found(["c.acme.test", "d.acme.test"]);
+      const broken = await found(["c.acme.test", "d.acme.test"]);
       broken.findings[0].name = null as never;
       await assert.rejects(services.runs.completeTask(run.id, ids[3], tasks(1, "late"), "a:1", broken));
       assert.deepEqual(
@@ -355,6 +355,80 @@ for (const { dialect, skip } of await dialects()) {
         3,
         "the two follow-ups of the second task and the failed one; not the failed one's follow-up",
       );
+      assert.equal(await services.runs.end(run.id, "cancelled", null), true);
+    });
+
+    test("a completion of many rows (a zone transfer's) is written in pieces, each its own commit, and done last", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(1, "axfr"), deadline()));
+      const [id] = await services.runs.unfinishedTaskIds(run.id);
+      await services.runs.beginTask(id, "a:1");
+      const names = Array.from({ length: 2_500 }, (_, i) => `h${i}.big.test`);
+      const found = await stagingRows(run.id, collectionId, {
+        entities: names.map((name) => ({
+          kind: "DnsRecord",
+          name,
+          details: {},
+          scoped: true,
+          hidden: false,
+          depth: 1,
+          aliases: [],
+          ancestors: [],
+        })),
+        findings: [],
+        notes: [{ kind: "dns-axfr", message: "a note" }],
+      });
+      // Given out of key order: the ids come back in the order given.
+      const followUps = tasks(2_500, "dns").reverse();
+      // Between turns of the loop, what others see of the run's tasks: each piece lands as its own commit.
+      const seen = new Set<number>();
+      let watching = true;
+      const watch = () => {
+        void taskRows(run.id).then((count) => {
+          seen.add(count);
+          if (watching) setImmediate(watch);
+        });
+      };
+      setImmediate(watch);
+      const { added, completed } = await services.runs.completeTask(run.id, id, followUps, "a:1", found);
+      watching = false;
+      assert.equal(completed, true);
+      assert.ok(
+        [...seen].some((count) => count > 1 && count < 2_501),
+        `the follow-ups landed in pieces, others seeing them come (saw ${[...seen].sort((a, b) => a - b).join(", ")})`,
+      );
+      const keyOf = new Map(
+        (
+          await services.store.db
+            .selectFrom("run_tasks")
+            .select(["id", "key"])
+            .where("run_id", "=", run.id)
+            .execute()
+        ).map((row) => [row.id, row.key]),
+      );
+      assert.deepEqual(
+        added.map((taskId) => keyOf.get(taskId)),
+        followUps.map((task) => task.key),
+      );
+      assert.equal(await taskRows(run.id), 2_501);
+      const staged = async () =>
+        (
+          await services.store.db
+            .selectFrom("staged_entities")
+            .select("name")
+            .where("run_id", "=", run.id)
+            .execute()
+        ).length;
+      assert.equal(await staged(), 2_500);
+      assert.equal(
+        (await services.store.db.selectFrom("run_notes").select("id").where("run_id", "=", run.id).execute())
+          .length,
+        1,
+      );
+      // Done again (as after a stop between two pieces): no follow-up twice, the task done once.
+      const again = await services.runs.completeTask(run.id, id, followUps, "a:1", found);
+      assert.deepEqual(again, { added: [], completed: false });
+      assert.equal(await taskRows(run.id), 2_501);
       assert.equal(await services.runs.end(run.id, "cancelled", null), true);
     });
 
