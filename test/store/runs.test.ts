@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { stagingRows } from "../../src/store/entities.ts";
 import type { Services } from "../../src/store/services.ts";
+import { stagedEntity } from "../helpers/result-fixtures.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import { countTurns } from "../helpers/turns.ts";
@@ -365,16 +366,7 @@ for (const { dialect, skip } of await dialects()) {
       await services.runs.beginTask(id, "a:1");
       const names = Array.from({ length: 2_500 }, (_, i) => `h${i}.big.test`);
       const found = await stagingRows(run.id, collectionId, {
-        entities: names.map((name) => ({
-          kind: "DnsRecord",
-          name,
-          details: {},
-          scoped: true,
-          hidden: false,
-          depth: 1,
-          aliases: [],
-          ancestors: [],
-        })),
+        entities: names.map((name) => stagedEntity("DnsRecord", name)),
         findings: [],
         notes: [{ kind: "dns-axfr", message: "a note" }],
       });
