@@ -8,7 +8,13 @@ import type { MatchedCve } from "../store/vulns.ts";
 import type { CveLookup } from "./fingerprint/fingerprint.ts";
 import { useIpDatabases } from "./ip-database.ts";
 import { LocalModules, type RunDescription } from "./module-run.ts";
-import { DESCRIBED_RUNS, type FromThread, type ModuleThreadOptions, type ToThread } from "./module-thread.ts";
+import {
+  DESCRIBED_RUNS,
+  FOUND_PART,
+  type FromThread,
+  type ModuleThreadOptions,
+  type ToThread,
+} from "./module-thread.ts";
 import { discoveryModules } from "./modules.ts";
 
 if (!parentPort)
@@ -63,7 +69,22 @@ port.on("message", (message: ToThread) => {
       modules
         .run(message.task, run, controller.signal)
         .then(
-          (output) => send({ type: "done", id: message.id, output: JSON.stringify(output) }),
+          (output) => {
+            // A large answer's entities go ahead in parts, each parsed in a turn of its own over there.
+            const { found } = output;
+            let sent = 0;
+            for (; found.length - sent > FOUND_PART; sent += FOUND_PART)
+              send({
+                type: "found",
+                id: message.id,
+                found: JSON.stringify(found.slice(sent, sent + FOUND_PART)),
+              });
+            send({
+              type: "done",
+              id: message.id,
+              output: JSON.stringify({ ...output, found: found.slice(sent) }),
+            });
+          },
           (error: Error) => send({ type: "done", id: message.id, error: error.message }),
         )
         .finally(() => running.delete(message.id));

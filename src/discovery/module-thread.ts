@@ -40,7 +40,16 @@ export type FromThread =
    * structured clone postMessage would make of the object (1.5 s of a /20's discovery thread), and
    * the parse lands on this side, which has time to spare while the thread is the busy one.
    */
-  { type: "done"; id: number; output?: string; error?: string } | { type: "cves"; id: number; cpe: string };
+  | { type: "done"; id: number; output?: string; error?: string }
+  /**
+   * A part of an answer's found entities, as JSON text, sent before its "done" when it found more than
+   * FOUND_PART: a zone transfer's 65,000 records parsed at once held the server's loop 90 ms.
+   */
+  | { type: "found"; id: number; found: string }
+  | { type: "cves"; id: number; cpe: string };
+
+/** Found entities of an answer sent (and parsed on the server's thread) per message at most. */
+export const FOUND_PART = 2_000;
 
 /**
  * Runs described to the thread at once, at most. Both sides keep them in a map bounded by this, set in
@@ -59,6 +68,8 @@ export const DESCRIBED_RUNS = 64;
 const YOUNG_GENERATION_MB = 12;
 
 interface Pending {
+  /** What the answer's "found" messages brought, parsed in turns of their own. */
+  found?: ModuleOutput["found"];
   resolve(output: ModuleOutput): void;
   reject(error: Error): void;
   signal: AbortSignal;
@@ -147,12 +158,22 @@ export class ModuleThread implements ModuleRunner {
     }
     const pending = this.#pending.get(message.id);
     if (!pending) return;
+    if (message.type === "found") {
+      const part = message.found;
+      this.#deliver(() => {
+        const found = JSON.parse(part) as ModuleOutput["found"];
+        pending.found = pending.found ? pending.found.concat(found) : found;
+      });
+      return;
+    }
     const { output, error } = message;
     this.#settle(message.id, pending, () =>
       this.#deliver(() => {
         if (output === undefined) return pending.reject(new Error(error));
         try {
-          pending.resolve(JSON.parse(output) as ModuleOutput);
+          const answer = JSON.parse(output) as ModuleOutput;
+          if (pending.found) answer.found = pending.found.concat(answer.found);
+          pending.resolve(answer);
         } catch (parsing) {
           pending.reject(parsing as Error);
         }

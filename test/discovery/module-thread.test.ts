@@ -11,12 +11,16 @@ import { DEFAULTS } from "../../src/core/config.ts";
 import type { DiscoverySettings } from "../../src/discovery/module.ts";
 import { discoveryLimits } from "../../src/discovery/module.ts";
 import { LocalModules, type RunDescription } from "../../src/discovery/module-run.ts";
-import { DESCRIBED_RUNS, ModuleThread } from "../../src/discovery/module-thread.ts";
+import { DESCRIBED_RUNS, FOUND_PART, ModuleThread } from "../../src/discovery/module-thread.ts";
 import { discoveryModules } from "../../src/discovery/modules.ts";
 import type { MatchedCve } from "../../src/store/vulns.ts";
 import { countTurns } from "../helpers/turns.ts";
+import { createDnsServer } from "../lab/dns-server.ts";
+import type { LabRecord } from "../lab/types.ts";
+import { ZoneSet } from "../lab/zones.ts";
 
 const HOST = "127.125.1.1";
+const NAMESERVER = "127.125.1.53";
 const listen = <T extends Server | TcpServer>(server: T) =>
   new Promise<T>((resolve) => server.listen(0, HOST, () => resolve(server)));
 const portOf = (server: Server | TcpServer) => (server.address() as { port: number }).port;
@@ -161,6 +165,44 @@ describe("discovery modules in a worker thread", () => {
     turns.stop();
     assert.equal(handledIn.length, 10);
     assert.equal(new Set(handledIn).size, 10, `each answer in a turn of its own: ${handledIn.join(" ")}`);
+  });
+
+  test("an answer of more entities than one part (a zone transfer) arrives whole and in order", async () => {
+    const names = 2 * FOUND_PART + 500;
+    const records: LabRecord[] = [
+      {
+        type: "SOA",
+        name: "big.test",
+        data: {
+          mname: "ns1.big.test",
+          rname: "hostmaster.big.test",
+          serial: 1,
+          refresh: 3600,
+          retry: 600,
+          expire: 86400,
+          minimum: 300,
+        },
+      },
+      { type: "NS", name: "big.test", data: "ns1.big.test" },
+      { type: "A", name: "ns1.big.test", data: NAMESERVER },
+    ];
+    for (let i = 0; i < names; i++)
+      records.push({ type: "A", name: `h${i}.big.test`, data: `127.125.${3 + (i >> 8)}.${i & 255}` });
+    const zones = new ZoneSet();
+    zones.addZone({ name: "big.test", axfr: true, reverse: false, records });
+    const server = createDnsServer(zones);
+    // Transfers go to port 53 of the name server's address.
+    await server.listen(NAMESERVER, 53);
+    try {
+      const described = run({ dnsServers: [`${NAMESERVER}:53`] });
+      const task = { module: "dns-axfr", entity: { kind: "Domain" as const, name: "big.test" }, depth: 0 };
+      const there = await thread.run(task, described, live());
+      const here = await new LocalModules(discoveryModules()).run(task, described, live());
+      assert.ok(there.found.length > 2 * names, `${there.found.length} entities found`);
+      assert.deepEqual(there.found, here.found);
+    } finally {
+      await server.close();
+    }
   });
 
   test("past the runs it keeps, the thread forgets the oldest and is told it again", async () => {
