@@ -16,8 +16,7 @@ import { discoveryModules } from "../../src/discovery/modules.ts";
 import type { MatchedCve } from "../../src/store/vulns.ts";
 import { countTurns } from "../helpers/turns.ts";
 import { createDnsServer } from "../lab/dns-server.ts";
-import type { LabRecord } from "../lab/types.ts";
-import { ZoneSet } from "../lab/zones.ts";
+import { transferableZone } from "../lab/zones.ts";
 
 const HOST = "127.125.1.1";
 const NAMESERVER = "127.125.1.53";
@@ -169,27 +168,12 @@ describe("discovery modules in a worker thread", () => {
 
   test("an answer of more entities than one part (a zone transfer) arrives whole and in order", async () => {
     const names = 2 * FOUND_PART + 500;
-    const records: LabRecord[] = [
-      {
-        type: "SOA",
-        name: "big.test",
-        data: {
-          mname: "ns1.big.test",
-          rname: "hostmaster.big.test",
-          serial: 1,
-          refresh: 3600,
-          retry: 600,
-          expire: 86400,
-          minimum: 300,
-        },
-      },
-      { type: "NS", name: "big.test", data: "ns1.big.test" },
-      { type: "A", name: "ns1.big.test", data: NAMESERVER },
-    ];
-    for (let i = 0; i < names; i++)
-      records.push({ type: "A", name: `h${i}.big.test`, data: `127.125.${3 + (i >> 8)}.${i & 255}` });
-    const zones = new ZoneSet();
-    zones.addZone({ name: "big.test", axfr: true, reverse: false, records });
+    const zones = transferableZone(
+      "big.test",
+      NAMESERVER,
+      names,
+      (i) => `127.125.${3 + (i >> 8)}.${i & 255}`,
+    );
     const server = createDnsServer(zones);
     // Transfers go to port 53 of the name server's address.
     await server.listen(NAMESERVER, 53);

@@ -145,3 +145,36 @@ function recordsAt(zone: Zone, name: string): LabRecord[] | undefined {
   const synthesised = owned(`*.${encloser}`);
   return synthesised.length > 0 ? rename(synthesised) : undefined;
 }
+
+/**
+ * A zone open to transfer (AXFR) with `names` A records, h<i>.<zone> → `address(i)`, besides its SOA, NS
+ * (ns1.<zone>) and the name server's own A record (`nameserver`).
+ */
+export function transferableZone(
+  zone: string,
+  nameserver: string,
+  names: number,
+  address: (i: number) => string,
+): ZoneSet {
+  const records: LabRecord[] = [
+    {
+      type: "SOA",
+      name: zone,
+      data: {
+        mname: `ns1.${zone}`,
+        rname: `hostmaster.${zone}`,
+        serial: 1,
+        refresh: 3600,
+        retry: 600,
+        expire: 86400,
+        minimum: 300,
+      },
+    },
+    { type: "NS", name: zone, data: `ns1.${zone}` },
+    { type: "A", name: `ns1.${zone}`, data: nameserver },
+  ];
+  for (let i = 0; i < names; i++) records.push({ type: "A", name: `h${i}.${zone}`, data: address(i) });
+  const zones = new ZoneSet();
+  zones.addZone({ name: zone, axfr: true, reverse: false, records });
+  return zones;
+}

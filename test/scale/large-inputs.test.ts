@@ -11,44 +11,20 @@ import { createHttpModule } from "../../src/discovery/modules/http.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
 import { dialects } from "../helpers/stores.ts";
 import { createDnsServer, type DnsServer } from "../lab/dns-server.ts";
-import type { LabRecord } from "../lab/types.ts";
-import { ZoneSet } from "../lab/zones.ts";
+import { transferableZone } from "../lab/zones.ts";
 
 const NAMES = 50_000;
 const NAMESERVER = "127.91.0.53";
-
-/** h<i>.big.test → 127.90.<i / 256>.<i % 256> (wrapping after 65,536), with an open transfer. */
-function bigZone(): ZoneSet {
-  const records: LabRecord[] = [
-    {
-      type: "SOA",
-      name: "big.test",
-      data: {
-        mname: "ns1.big.test",
-        rname: "hostmaster.big.test",
-        serial: 1,
-        refresh: 3600,
-        retry: 600,
-        expire: 86400,
-        minimum: 300,
-      },
-    },
-    { type: "NS", name: "big.test", data: "ns1.big.test" },
-    { type: "A", name: "ns1.big.test", data: NAMESERVER },
-  ];
-  for (let i = 0; i < NAMES; i++)
-    records.push({ type: "A", name: `h${i}.big.test`, data: `127.90.${(i >> 8) & 255}.${i & 255}` });
-  const zones = new ZoneSet();
-  zones.addZone({ name: "big.test", axfr: true, reverse: false, records });
-  return zones;
-}
 
 const runs = await dialects();
 
 describe("a zone transfer of 50,000 names", () => {
   let server: DnsServer;
   before(async () => {
-    server = createDnsServer(bigZone());
+    // h<i>.big.test → 127.90.<i / 256>.<i % 256> (wrapping after 65,536), with an open transfer.
+    server = createDnsServer(
+      transferableZone("big.test", NAMESERVER, NAMES, (i) => `127.90.${(i >> 8) & 255}.${i & 255}`),
+    );
     // Transfers go to port 53 of the name server's address.
     await server.listen(NAMESERVER, 53);
   });
