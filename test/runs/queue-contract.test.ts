@@ -113,6 +113,24 @@ for (const kind of QUEUES) {
       );
     });
 
+    test("a zone transfer's worth of jobs enqueued at once (taken in pieces) is held once each and all run", async () => {
+      const q = await queue();
+      const { handler, runs } = recorder();
+      const jobs = Array.from({ length: 2_500 }, (_, i) => ({
+        kind: "task" as const,
+        runId: 9,
+        taskId: i + 1,
+        priority: 5,
+      }));
+      await q.enqueue(jobs);
+      await q.enqueue(jobs.slice(1_200, 1_300)); // some again, still waiting
+      const depth = await q.depth();
+      assert.equal(depth.waiting + depth.running + depth.delayed, jobs.length, "each id is held once");
+      q.consume(handler);
+      await until(() => runs.length >= jobs.length, "every job ran", 60_000);
+      assert.equal(new Set(runs).size, jobs.length, "each once");
+    });
+
     test("a failing job is retried up to the attempts, then reported failed once with its error", async () => {
       const q = await queue();
       const { handler, failed, attempts } = recorder((job) =>
