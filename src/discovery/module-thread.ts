@@ -162,7 +162,8 @@ export class ModuleThread implements ModuleRunner {
       const part = message.found;
       this.#deliver(() => {
         const found = JSON.parse(part) as ModuleOutput["found"];
-        pending.found = pending.found ? pending.found.concat(found) : found;
+        if (pending.found) pending.found.push(...found);
+        else pending.found = found;
       });
       return;
     }
@@ -172,7 +173,10 @@ export class ModuleThread implements ModuleRunner {
         if (output === undefined) return pending.reject(new Error(error));
         try {
           const answer = JSON.parse(output) as ModuleOutput;
-          if (pending.found) answer.found = pending.found.concat(answer.found);
+          if (pending.found) {
+            pending.found.push(...answer.found);
+            answer.found = pending.found;
+          }
           pending.resolve(answer);
         } catch (parsing) {
           pending.reject(parsing as Error);

@@ -42,8 +42,8 @@ export async function createRunSystem(
 ): Promise<RunSystem> {
   const { config } = services;
   const worker = `${hostname()}:${process.pid}`;
-  // BullMQ and ioredis are loaded only when Redis is configured: about 8 MB less live heap in the embedded
-  // default's server, which every full collection of its heap must mark (docs/scale.md, Session 19).
+  // BullMQ and ioredis are loaded only when Redis is configured (pg only with PostgreSQL): 7 MB less live
+  // heap in the embedded default's server, which every full collection must mark (docs/scale.md, Session 19).
   const queue: RunQueue = config.redisUrl
     ? new (await import("./bullmq-queue.ts")).BullRunQueue({
         redisUrl: config.redisUrl,
