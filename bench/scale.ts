@@ -12,7 +12,9 @@
  * "sqlite,postgres"; PostgreSQL is skipped when it does not answer). SIGHTLINE_BENCH_SCALE_TRACE=1 adds
  * progress, memory and each module's time on stderr. SIGHTLINE_BENCH_SCALE_SEEDS: "netblock" (the default,
  * the issue's goals), "domain" (the zone alone, found by its transfer) or "both" (an organisation's block
- * and its domain: every host also reached by name, so the virtual-host look-ups run). Run alone as `npm run bench` runs it (its server is
+ * and its domain: every host also reached by name, so the virtual-host look-ups run).
+ * SIGHTLINE_BENCH_SCALE_DATABASE_CORE=n puts PostgreSQL on core n and everything else on the other cores,
+ * as with the database on a machine of its own (below). Run alone as `npm run bench` runs it (its server is
  * in this process, so with the server's V8 flag): node --max-semi-space-size=4 bench/scale.ts
  */
 import { spawn } from "node:child_process";
@@ -25,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { type RunningServer, startServer } from "../src/app/server.ts";
 import { loadConfig } from "../src/core/config.ts";
 import { whenCheckpointed } from "../src/store/large-commit.ts";
+import { type Postgres, startPostgres } from "../test/faults/dependencies.ts";
 import { POSTGRES_URL } from "../test/helpers/services.ts";
 import { createTestStore, type TestStore } from "../test/helpers/stores.ts";
 import { callApi } from "./lib/api.ts";
@@ -67,6 +70,28 @@ const PIN = Boolean(process.env.SIGHTLINE_BENCH_SCALE_PIN);
 const WORKER_CPU = process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU
   ? Number(process.env.SIGHTLINE_BENCH_SCALE_WORKER_CPU)
   : undefined;
+/**
+ * SIGHTLINE_BENCH_SCALE_DATABASE_CORE=n: PostgreSQL on a machine of its own. This process (the server and
+ * its threads, the world, nmap: everything it starts) is pinned to every core but n, and PostgreSQL is a
+ * server of the bench's own (initdb into a temporary folder, on DATABASE_HOST:DATABASE_PORT, PostgreSQL's
+ * default settings) pinned to core n. SQLite runs on the same cores as Sightline does beside PostgreSQL,
+ * so the two compare as with the database on a machine of its own: on one machine shared by all three,
+ * PostgreSQL's server takes its CPU from Sightline's and the world's.
+ */
+const DATABASE_CORE = process.env.SIGHTLINE_BENCH_SCALE_DATABASE_CORE;
+if (
+  DATABASE_CORE !== undefined &&
+  !(
+    /^\d+$/.test(DATABASE_CORE) &&
+    Number(DATABASE_CORE) < availableParallelism() &&
+    availableParallelism() > 1
+  )
+)
+  throw new Error(
+    `SIGHTLINE_BENCH_SCALE_DATABASE_CORE takes the number of one of this machine's ${availableParallelism()} cores (0–${availableParallelism() - 1}), leaving Sightline at least one, not "${DATABASE_CORE}"`,
+  );
+const DATABASE_HOST = "127.127.0.2";
+const DATABASE_PORT = 55434;
 /** How long a worker may take to start taking tasks (a quarter core took about 10 s). */
 const WORKER_READY_MS = 120_000;
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
@@ -182,8 +207,8 @@ async function directoryBytes(dir: string): Promise<number> {
 const postgresClient = async () => (await import("pg")).default.Client;
 
 /** PostgreSQL's version and whether autovacuum runs (CI's server has it off), for the report; empty without a server. */
-async function postgresServer(): Promise<string> {
-  const client = new (await postgresClient())({ connectionString: POSTGRES_URL });
+async function postgresServer(url: string): Promise<string> {
+  const client = new (await postgresClient())({ connectionString: url });
   try {
     await client.connect();
     const { rows } = await client.query(
@@ -302,9 +327,10 @@ async function runSightline(
   prefix: number,
   world: World,
   dialect: "sqlite" | "postgres",
+  postgresUrl: string,
   workers = 0,
 ): Promise<Measured> {
-  const store: TestStore = await createTestStore(dialect);
+  const store: TestStore = await createTestStore(dialect, postgresUrl);
   const redisPrefix = `sightline-bench-scale-${process.pid}-${prefix}-${workers}`;
   const server = await startServer(
     // The SIGHTLINE_* settings of the environment apply (to compare, say, SIGHTLINE_TASK_CONCURRENCY).
@@ -568,69 +594,102 @@ export const scaleBench = {
   name: "scale",
   async run(): Promise<string> {
     const nmap = await which("nmap");
-    const server = DIALECTS.includes("postgres") ? await postgresServer() : "";
-    const rows: string[] = [];
-    const exponents: string[] = [];
-    const previous = new Map<string, { prefix: number; seconds: number }>();
-    for (const prefix of SIZES) {
-      const world = await startWorld(prefix);
-      try {
-        const peer = nmap ? await runNmap(nmap, prefix) : undefined;
-        const variants = DIALECTS.flatMap(
-          (
-            dialect,
-          ): Array<{
-            dialect: "sqlite" | "postgres";
-            workers: number;
-            label: string;
-          }> => [
-            { dialect, workers: 0, label: dialect },
-            ...(dialect === "postgres"
-              ? WORKERS.map((workers) => ({
-                  dialect,
-                  workers,
-                  label: `postgres, ${workers} worker${workers > 1 ? "s" : ""}${PIN ? " (pinned)" : ""}${WORKER_CPU === undefined ? "" : ` of ${WORKER_CPU} core${WORKER_CPU === 1 ? "" : "s"} each`}`,
-                }))
-              : []),
-          ],
-        );
-        for (const { dialect, workers, label } of variants) {
-          let measured: Measured;
-          try {
-            measured = await runSightline(prefix, world, dialect, workers);
-          } catch (error) {
-            rows.push(`| /${prefix} | ${label} | failed: ${(error as Error).message} |`);
-            continue;
-          }
-          const before = previous.get(label);
-          // A size repeated (DIALECTS=sqlite,postgres,sqlite,… for interleaved pairs) has no growth to show.
-          const exponent =
-            before && before.prefix !== prefix
-              ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
-              : undefined;
-          if (exponent !== undefined)
-            exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
-          previous.set(label, { prefix, seconds: measured.seconds });
-          rows.push(
-            `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
-          );
-          console.error(rows[rows.length - 1]);
-        }
-      } finally {
-        await world.stop();
-      }
+    const ownDatabase = DATABASE_CORE === undefined ? undefined : await splitCores(DATABASE_CORE);
+    try {
+      return await measureSizes(nmap, ownDatabase?.url ?? POSTGRES_URL, ownDatabase?.note ?? "");
+    } finally {
+      await ownDatabase?.postgres?.destroy();
     }
-    return [
-      `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run (their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
-      "",
-      "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | event loop's delay p99 / max | nmap -sT | Sightline/nmap |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-      ...rows,
-      "",
-      exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
-    ].join("\n");
   },
 };
+
+/**
+ * Pins this process to every core but `core` and, when PostgreSQL is measured, starts a server of the
+ * bench's own pinned to `core` (SIGHTLINE_BENCH_SCALE_DATABASE_CORE).
+ */
+async function splitCores(core: string): Promise<{ postgres?: Postgres; url?: string; note: string }> {
+  const others = Array.from({ length: availableParallelism() }, (_, i) => i).filter(
+    (i) => i !== Number(core),
+  );
+  await exec("taskset", ["-a", "-p", "-c", others.join(","), String(process.pid)]);
+  const cores = `Sightline, its world and nmap ran on core${others.length > 1 ? "s" : ""} ${others.join(", ")} only`;
+  if (!DIALECTS.includes("postgres")) return { note: ` ${cores}.` };
+  const postgres = await startPostgres({
+    host: DATABASE_HOST,
+    port: DATABASE_PORT,
+    settings: "",
+    cores: core,
+  });
+  return {
+    postgres,
+    url: postgres.url,
+    note: ` ${cores}, PostgreSQL on core ${core} (a server of the bench's own with PostgreSQL's default settings): the database as on a machine of its own.`,
+  };
+}
+
+async function measureSizes(nmap: string | undefined, postgresUrl: string, split: string): Promise<string> {
+  const server = DIALECTS.includes("postgres") ? await postgresServer(postgresUrl) : "";
+  const rows: string[] = [];
+  const exponents: string[] = [];
+  const previous = new Map<string, { prefix: number; seconds: number }>();
+  for (const prefix of SIZES) {
+    const world = await startWorld(prefix);
+    try {
+      const peer = nmap ? await runNmap(nmap, prefix) : undefined;
+      const variants = DIALECTS.flatMap(
+        (
+          dialect,
+        ): Array<{
+          dialect: "sqlite" | "postgres";
+          workers: number;
+          label: string;
+        }> => [
+          { dialect, workers: 0, label: dialect },
+          ...(dialect === "postgres"
+            ? WORKERS.map((workers) => ({
+                dialect,
+                workers,
+                label: `postgres, ${workers} worker${workers > 1 ? "s" : ""}${PIN ? " (pinned)" : ""}${WORKER_CPU === undefined ? "" : ` of ${WORKER_CPU} core${WORKER_CPU === 1 ? "" : "s"} each`}`,
+              }))
+            : []),
+        ],
+      );
+      for (const { dialect, workers, label } of variants) {
+        let measured: Measured;
+        try {
+          measured = await runSightline(prefix, world, dialect, postgresUrl, workers);
+        } catch (error) {
+          rows.push(`| /${prefix} | ${label} | failed: ${(error as Error).message} |`);
+          continue;
+        }
+        const before = previous.get(label);
+        // A size repeated (DIALECTS=sqlite,postgres,sqlite,… for interleaved pairs) has no growth to show.
+        const exponent =
+          before && before.prefix !== prefix
+            ? Math.log(measured.seconds / before.seconds) / Math.log(2 ** (before.prefix - prefix))
+            : undefined;
+        if (exponent !== undefined)
+          exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
+        previous.set(label, { prefix, seconds: measured.seconds });
+        rows.push(
+          `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+        );
+        console.error(rows[rows.length - 1]);
+      }
+    } finally {
+      await world.stop();
+    }
+  }
+  return [
+    `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run (their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${split}${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+    "",
+    "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | event loop's delay p99 / max | nmap -sT | Sightline/nmap |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
+  ].join("\n");
+}
 
 export default scaleBench;
 

@@ -90,7 +90,19 @@ export interface Postgres {
   destroy(): Promise<void>;
 }
 
-export async function startPostgres(): Promise<Postgres> {
+/**
+ * A cluster of its own, on `host`:`port` (the suite's by default). `settings` are the server's command-line
+ * settings (the suite's: no fsync, as nothing of it needs to outlive the test); `cores` pins the server
+ * and every process it starts to those CPUs (taskset's list), as on a machine of its own.
+ */
+export async function startPostgres(
+  options: { host?: string; port?: number; settings?: string; cores?: string } = {},
+): Promise<Postgres> {
+  const {
+    host = FAULT_HOST,
+    port = FAULT_PG_PORT,
+    settings = "-c fsync=off -c max_connections=100",
+  } = options;
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL binaries not found");
   const dir = mkdtempSync(join(tmpdir(), "sightline-faults-pg-"));
@@ -110,13 +122,17 @@ export async function startPostgres(): Promise<Postgres> {
     "UTF8",
     "--no-sync",
   ]);
-  const options = `-p ${FAULT_PG_PORT} -c listen_addresses=${FAULT_HOST} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=100`;
-  const ctl = (args: string[]) => asOwner(join(bin, "pg_ctl"), ["-D", data, ...args]);
+  const serverOptions = `-p ${port} -c listen_addresses=${host} -c unix_socket_directories=${dir} ${settings}`;
+  const pgCtl = join(bin, "pg_ctl");
+  const ctl = (args: string[]) =>
+    options.cores === undefined
+      ? asOwner(pgCtl, ["-D", data, ...args])
+      : asOwner("taskset", ["-c", options.cores, pgCtl, "-D", data, ...args]);
   let running = false;
   const postgres: Postgres = {
-    url: `postgres://postgres@${FAULT_HOST}:${FAULT_PG_PORT}/postgres`,
+    url: `postgres://postgres@${host}:${port}/postgres`,
     async start() {
-      await ctl(["-o", options, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"]);
+      await ctl(["-o", serverOptions, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"]);
       running = true;
     },
     async stop() {

@@ -15,10 +15,10 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
-async function adminQuery(sql: string) {
+async function adminQuery(url: string, sql: string) {
   // Loaded here, so that a process that only uses SQLite (the scale bench's server) never loads pg.
   const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(sql);
@@ -27,7 +27,11 @@ async function adminQuery(sql: string) {
   }
 }
 
-export async function createTestStore(dialect: "sqlite" | "postgres"): Promise<TestStore> {
+/** A fresh store; on PostgreSQL a database of its own on the server at `postgresUrl`. */
+export async function createTestStore(
+  dialect: "sqlite" | "postgres",
+  postgresUrl = POSTGRES_URL,
+): Promise<TestStore> {
   const dataDir = mkdtempSync(join(tmpdir(), "sightline-test-"));
   if (dialect === "sqlite") {
     return {
@@ -37,14 +41,14 @@ export async function createTestStore(dialect: "sqlite" | "postgres"): Promise<T
     };
   }
   const name = `sightline_test_${randomBytes(6).toString("hex")}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  const url = new URL(POSTGRES_URL);
+  await adminQuery(postgresUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
   return {
     dialect,
     config: { databaseUrl: url.toString(), dataDir },
     drop: async () => {
-      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await adminQuery(postgresUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
