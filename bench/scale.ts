@@ -4,8 +4,9 @@
  * 16th; a zone with one name per host and PTR records) scanned by one embedded server seeded with the one
  * NetBlock, ports 22,80,443,8080, then by `nmap -sT` on the same targets and ports. Per size: wall time,
  * the growth exponent from the previous size, peak RSS of the server's process, bytes stored per live
- * host, the p99 and worst latency of GET /healthz and of a page of hosts polled during the run, and the
- * Sightline/nmap time ratio; on SQLite and on PostgreSQL.
+ * host, the p99 and worst latency of GET /healthz and of a page of another collection's hosts polled
+ * during the run (and their p99 with no run going), and the Sightline/nmap time ratio; on SQLite and on
+ * PostgreSQL.
  *
  * Sizes: SIGHTLINE_BENCH_SCALE_SIZES (default "24,20"; "24,20,16" for the /16, which takes minutes and
  * needs about 47,000 sockets in the world process). Dialects: SIGHTLINE_BENCH_SCALE_DIALECTS (default
@@ -92,6 +93,21 @@ if (
   );
 const DATABASE_HOST = "127.127.0.2";
 const DATABASE_PORT = 55434;
+/**
+ * A collection with results whose page of hosts the bench reads during the run, as a user browses one
+ * collection while another runs (the run's own collection has no results until it finishes): the
+ * world's first /25, 64 live hosts, run before the measured run.
+ */
+const BROWSED = `${WORLD_NET}/25`;
+/**
+ * The i-th read of it: a page of 50 or more hosts, each read a different page (offset and length), so that
+ * each is read from the store and not answered from the result cache (a finished run's answers are kept).
+ */
+const browsedPage = (i: number) =>
+  `/api/collections/browsed/hosts?limit=${50 + Math.floor(i / 14)}&offset=${i % 14}`;
+/** The API's figures with no run going: polled every IDLE_GAP_MS for IDLE_MS, just before the run. */
+const IDLE_MS = 3_000;
+const IDLE_GAP_MS = 20;
 /** How long a worker may take to start taking tasks (a quarter core took about 10 s). */
 const WORKER_READY_MS = 120_000;
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
@@ -163,6 +179,9 @@ interface Measured {
   healthMax: number;
   listP99: number;
   listMax: number;
+  /** The same requests' p99 (ms) with no run going, just before the run. */
+  healthIdleP99: number;
+  listIdleP99: number;
   /** The event loop's p99 and longest delay (ms): how long the server's thread was busy before a timer ran. */
   loopP99: number;
   loopMax: number;
@@ -356,6 +375,13 @@ async function runSightline(
   try {
     // Inside the try: workers that fail to start still leave the server closed and the store dropped.
     if (workers > 0) distributed = await startWorkers(workers, store.config.databaseUrl, redisPrefix);
+    // The API as a user sees it: /healthz, and a page of hosts of a collection with results (BROWSED).
+    await api(server, "POST", "/api/collections", {
+      name: "browsed",
+      seeds: [{ type: "NetBlock", name: BROWSED }],
+    });
+    await runToEnd(server, "browsed");
+    // Storage is the growth over the measured run (the browsed collection's results are already in).
     const emptyBytes =
       dialect === "sqlite"
         ? await directoryBytes(store.config.dataDir)
@@ -364,13 +390,13 @@ async function runSightline(
       name: "scale",
       seeds: seedsOf(prefix),
     });
-    // The API as a user sees it during the run: /healthz and a page of hosts, each polled every 100 ms.
     const health: number[] = [];
     const list: number[] = [];
-    const poll = async (path: string, into: number[], authenticated: boolean) => {
+    const poll = async (path: () => string, into: number[], authenticated: boolean, gapMs = 100) => {
       while (polling) {
         const started = performance.now();
-        const response = await fetch(`${server.url}${path}`, {
+        const url = path();
+        const response = await fetch(`${server.url}${url}`, {
           headers: authenticated ? { SERVICE_ACCESS_KEY: KEYS.access, SERVICE_SECRET_KEY: KEYS.secret } : {},
         });
         await response.arrayBuffer();
@@ -378,11 +404,16 @@ async function runSightline(
         into.push(took);
         if (TRACE && took > 500)
           console.error(
-            `${path} took ${Math.round(took)} ms, ${((started - runStarted) / 1000).toFixed(1)} s into the run`,
+            `${url} took ${Math.round(took)} ms, ${((started - runStarted) / 1000).toFixed(1)} s into the run`,
           );
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await new Promise((resolve) => setTimeout(resolve, gapMs));
       }
     };
+    let pageReads = 0;
+    const pollBoth = (into: { health: number[]; list: number[] }, gapMs?: number) => [
+      poll(() => "/healthz", into.health, false, gapMs),
+      poll(() => browsedPage(pageReads++), into.list, true, gapMs),
+    ];
     let runStarted = performance.now();
     let peakRss = process.memoryUsage.rss();
     const rssTimer = setInterval(() => {
@@ -398,8 +429,15 @@ async function runSightline(
         }, 2000)
       : undefined;
     // Warm: the first request of a route compiles its schemas; that is not what a run costs.
-    await api(server, "GET", "/api/collections/scale/hosts?limit=50");
+    await api(server, "GET", browsedPage(pageReads++));
     await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
+    // The same requests with no run going, for the run's figures to be compared with (IDLE_MS).
+    const idle = { health: [] as number[], list: [] as number[] };
+    const idlePollers = pollBoth(idle, IDLE_GAP_MS);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    polling = false;
+    await Promise.all(idlePollers);
+    polling = true;
     // The server's thread (this one) as a timer sees it: the longest it held every request.
     // It records the time between two ticks of a 10 ms timer, so an idle loop reads 10 ms: the delay is
     // what it records less the 10 ms (LOOP_RESOLUTION_MS; sessions up to 17 reported it with them).
@@ -427,7 +465,7 @@ async function runSightline(
     const databaseCpuBefore = dialect === "postgres" ? postgresCpuSeconds() : undefined;
     const redisCpuBefore = workers > 0 ? redisCpuSeconds() : undefined;
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
-    pollers.push(poll("/healthz", health, false), poll("/api/collections/scale/hosts?limit=50", list, true));
+    pollers.push(...pollBoth({ health, list }));
     // Where the CPU went so far (the discovery and the finish apart, in the trace).
     const traceCpu = () => {
       const own = process.cpuUsage(cpuBefore);
@@ -543,6 +581,8 @@ async function runSightline(
       healthMax: Math.max(0, ...health),
       listP99: percentile(list, 99),
       listMax: Math.max(0, ...list),
+      healthIdleP99: percentile(idle.health, 99),
+      listIdleP99: percentile(idle.list, 99),
       loopP99: Math.max(0, loopDelay.percentile(99) / 1e6 - LOOP_RESOLUTION_MS),
       loopMax: Math.max(0, loopDelay.max / 1e6 - LOOP_RESOLUTION_MS),
       samples: health.length + list.length,
@@ -563,6 +603,25 @@ async function runSightline(
       console.error(`kept ${dialect === "sqlite" ? store.config.dataDir : store.config.databaseUrl}`);
     else await store.drop();
   }
+}
+
+/** Forces a run of the collection and waits for it to finish and its task bookkeeping to be cleared. */
+async function runToEnd(server: RunningServer, collection: string): Promise<void> {
+  const { id } = (await api(server, "POST", `/api/collections/${collection}/schedule`)) as { id: string };
+  const started = performance.now();
+  for (;;) {
+    const run = (await api(server, "GET", `/api/collections/${collection}/runs/${id}`)) as {
+      status: string;
+      error?: string;
+    };
+    if (run.status === "finished") break;
+    if (!["queued", "started"].includes(run.status))
+      throw new Error(`the run of ${collection} ended ${run.status}: ${run.error ?? ""}`);
+    if (performance.now() - started > RUN_LIMIT_MS)
+      throw new Error(`the run of ${collection} took over ${RUN_LIMIT_MS / 60000} minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await server.runs.coordinator.whenCleared?.();
 }
 
 /** Hosts in the results with an open port, counted from the hosts list's total. */
@@ -672,7 +731,7 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
           exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
         previous.set(label, { prefix, seconds: measured.seconds });
         rows.push(
-          `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+          `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms (idle ${fixed(measured.healthIdleP99)}) | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms (idle ${fixed(measured.listIdleP99)}) | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
         );
         console.error(rows[rows.length - 1]);
       }
@@ -681,7 +740,8 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
     }
   }
   return [
-    `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of requests polled every 100 ms during the run (their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${split}${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+    `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of ` /
+      healthz` and of a page of hosts of another collection with results (the world's first /25, run before; each read a different page, so none is answered from the result cache), polled every 100 ms during the run, and in brackets their p99 with no run going (polled every 20 ms for 3 s just before it; their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${split}${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
     "",
     "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | event loop's delay p99 / max | nmap -sT | Sightline/nmap |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
