@@ -19,7 +19,7 @@
  * in this process, so with the server's V8 flag): node --max-semi-space-size=4 bench/scale.ts
  */
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -448,15 +448,26 @@ async function runSightline(
     // With the trace, each turn of the loop that held it over TURN_MS (100 ms), and when: to match against the
     // progress lines, by its monotonic time against a --cpu-prof of the same run (the profile's clock), or
     // by the process's milliseconds against --trace-gc (its "N ms:").
+    // Each such turn says how much of it the thread ran and how much it waited for a core (Linux's
+    // schedstat of this thread): on a busy machine a turn is late by the wait too.
     let lastTick = performance.now();
+    let lastSchedule = TRACE ? threadSchedule() : undefined;
+    const firstSchedule = lastSchedule;
     const turnTimer = TRACE
       ? setInterval(() => {
           const now = performance.now();
-          if (now - lastTick > TURN_MS)
+          const schedule = threadSchedule();
+          if (now - lastTick > TURN_MS) {
+            const split =
+              schedule && lastSchedule
+                ? `, on a core ${Math.round(schedule.runMs - lastSchedule.runMs)} ms and waiting for one ${Math.round(schedule.waitMs - lastSchedule.waitMs)} ms`
+                : "";
             console.error(
-              `event loop held ${Math.round(now - lastTick)} ms, at process ${now.toFixed(0)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
+              `event loop held ${Math.round(now - lastTick)} ms${split}, at process ${now.toFixed(0)} ms, until ${((now - started) / 1000).toFixed(1)} s (monotonic ${process.hrtime.bigint() / 1000n} µs)`,
             );
+          }
           lastTick = now;
+          lastSchedule = schedule;
         }, 5)
       : undefined;
     const cpuBefore = process.cpuUsage();
@@ -500,6 +511,11 @@ async function runSightline(
     const seconds = (performance.now() - started) / 1000;
     loopDelay.disable();
     clearInterval(turnTimer);
+    const lastScheduled = threadSchedule();
+    if (firstSchedule && lastScheduled)
+      console.error(
+        `the server's thread ran ${((lastScheduled.runMs - firstSchedule.runMs) / 1000).toFixed(1)} s of the run's ${seconds.toFixed(1)} s and waited ${((lastScheduled.waitMs - firstSchedule.waitMs) / 1000).toFixed(1)} s for a core`,
+      );
     const cpu = process.cpuUsage(cpuBefore);
     const workersCpu = (distributed?.cpuSeconds() ?? 0) - workersCpuBefore;
     if (TRACE) {
@@ -602,6 +618,19 @@ async function runSightline(
     if (process.env.SIGHTLINE_BENCH_SCALE_KEEP)
       console.error(`kept ${dialect === "sqlite" ? store.config.dataDir : store.config.databaseUrl}`);
     else await store.drop();
+  }
+}
+
+/**
+ * This thread's time on a core and waiting for one so far (ms), from Linux's /proc/thread-self/schedstat;
+ * undefined elsewhere.
+ */
+function threadSchedule(): { runMs: number; waitMs: number } | undefined {
+  try {
+    const [run, wait] = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
+    return { runMs: run / 1e6, waitMs: wait / 1e6 };
+  } catch {
+    return undefined;
   }
 }
 
