@@ -720,6 +720,9 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
   const rows: string[] = [];
   const exponents: string[] = [];
   const previous = new Map<string, { prefix: number; seconds: number }>();
+  const verdicts: string[] = [];
+  /** Each embedded run's time, by size and store: PostgreSQL's goal is SQLite's time. */
+  const embeddedSeconds = new Map<number, { sqlite: number[]; postgres: number[] }>();
   for (const prefix of SIZES) {
     const world = await startWorld(prefix);
     try {
@@ -759,6 +762,14 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
         if (exponent !== undefined)
           exponents.push(`${label} /${before!.prefix}→/${prefix}: ${fixed(exponent, 2)}`);
         previous.set(label, { prefix, seconds: measured.seconds });
+        if (workers === 0) {
+          // The exponent's goal is from /20 to /16.
+          const fromTwenty = before?.prefix === 20 ? exponent : undefined;
+          verdicts.push(`/${prefix} ${label}: ${goalVerdicts(prefix, measured, fromTwenty)}`);
+          const times = embeddedSeconds.get(prefix) ?? { sqlite: [], postgres: [] };
+          times[dialect].push(measured.seconds);
+          embeddedSeconds.set(prefix, times);
+        }
         rows.push(
           `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms (idle ${fixed(measured.healthIdleP99)}) | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms (idle ${fixed(measured.listIdleP99)}) | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
         );
@@ -776,7 +787,34 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
     ...rows,
     "",
     exponents.length > 0 ? `Growth exponents: ${exponents.join("; ")}.` : "",
+    "",
+    `Goals, judged on each embedded run (the time and the exponent are the /16's): ${[
+      ...verdicts,
+      ...[...embeddedSeconds]
+        .filter(([, times]) => times.sqlite.length > 0 && times.postgres.length > 0)
+        .map(([prefix, times]) => {
+          const ratio = mean(times.postgres) / mean(times.sqlite);
+          return `/${prefix} PostgreSQL against SQLite ${fixed(ratio, 2)}× (≤ 1: ${verdict(ratio <= 1)})`;
+        }),
+    ].join("; ")}.`,
   ].join("\n");
+}
+
+const verdict = (met: boolean) => (met ? "met" : "missed");
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/** The issue's goals that one run can meet, each with its figure. */
+function goalVerdicts(prefix: number, measured: Measured, exponent: number | undefined): string {
+  const p99 = Math.max(measured.healthP99, measured.listP99);
+  return [
+    ...(prefix === 16 ? [`${fixed(measured.seconds)} s (≤ 180 s: ${verdict(measured.seconds <= 180)})`] : []),
+    ...(prefix === 16 && exponent !== undefined
+      ? [`exponent from /20 ${fixed(exponent, 2)} (≤ 1.05: ${verdict(exponent <= 1.05)})`]
+      : []),
+    `${Math.round(measured.peakRssMb)} MB (≤ 800 MB: ${verdict(measured.peakRssMb <= 800)})`,
+    `API p99 ${fixed(p99)} ms (≤ 100 ms: ${verdict(p99 <= 100)})`,
+    `${Math.round(measured.bytesPerHost)} B per host (≤ 8,000 B: ${verdict(measured.bytesPerHost <= 8000)})`,
+  ].join(", ");
 }
 
 export default scaleBench;
