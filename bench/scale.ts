@@ -489,25 +489,13 @@ async function runSightline(
       return parts.join(", ");
     };
     let tasks = 0;
-    for (;;) {
-      const run = (await api(server, "GET", `/api/collections/scale/runs/${id}`)) as {
-        status: string;
-        error?: string;
-        tasks_total: number;
-        tasks_done: number;
-      };
+    await untilFinished(server, "scale", id, `the /${prefix} run`, 250, (run) => {
       tasks = run.tasks_total;
       if (TRACE)
         console.error(
           `${((performance.now() - started) / 1000).toFixed(1)} s: ${run.status}, ${run.tasks_done}/${run.tasks_total} tasks; CPU so far ${traceCpu()}`,
         );
-      if (run.status === "finished") break;
-      if (!["queued", "started"].includes(run.status))
-        throw new Error(`the /${prefix} run ended ${run.status}: ${run.error ?? ""}`);
-      if (performance.now() - started > RUN_LIMIT_MS)
-        throw new Error(`the /${prefix} run took over ${RUN_LIMIT_MS / 60000} minutes`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    });
     const seconds = (performance.now() - started) / 1000;
     loopDelay.disable();
     clearInterval(turnTimer);
@@ -634,22 +622,42 @@ function threadSchedule(): { runMs: number; waitMs: number } | undefined {
   }
 }
 
+interface RunState {
+  status: string;
+  error?: string;
+  tasks_total: number;
+  tasks_done: number;
+}
+
+/**
+ * Reads run `id` of the collection every `everyMs` (each state to `onPoll`) until it is finished; throws,
+ * naming it `what`, when it ends otherwise or takes over RUN_LIMIT_MS.
+ */
+async function untilFinished(
+  server: RunningServer,
+  collection: string,
+  id: string,
+  what: string,
+  everyMs: number,
+  onPoll: (run: RunState) => void = () => {},
+): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const run = (await api(server, "GET", `/api/collections/${collection}/runs/${id}`)) as RunState;
+    onPoll(run);
+    if (run.status === "finished") return;
+    if (!["queued", "started"].includes(run.status))
+      throw new Error(`${what} ended ${run.status}: ${run.error ?? ""}`);
+    if (performance.now() - started > RUN_LIMIT_MS)
+      throw new Error(`${what} took over ${RUN_LIMIT_MS / 60000} minutes`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
 /** Forces a run of the collection and waits for it to finish and its task bookkeeping to be cleared. */
 async function runToEnd(server: RunningServer, collection: string): Promise<void> {
   const { id } = (await api(server, "POST", `/api/collections/${collection}/schedule`)) as { id: string };
-  const started = performance.now();
-  for (;;) {
-    const run = (await api(server, "GET", `/api/collections/${collection}/runs/${id}`)) as {
-      status: string;
-      error?: string;
-    };
-    if (run.status === "finished") break;
-    if (!["queued", "started"].includes(run.status))
-      throw new Error(`the run of ${collection} ended ${run.status}: ${run.error ?? ""}`);
-    if (performance.now() - started > RUN_LIMIT_MS)
-      throw new Error(`the run of ${collection} took over ${RUN_LIMIT_MS / 60000} minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilFinished(server, collection, id, `the run of ${collection}`, 100);
   await server.runs.coordinator.whenCleared?.();
 }
 
