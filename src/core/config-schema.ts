@@ -364,7 +364,7 @@ export const CONFIG_SCHEMA = Type.Object(
       env: "SIGHTLINE_RESULT_CACHE_MEMORY_BYTES",
       unit: "bytes",
       description:
-        "Bytes of small rendered result bodies (each at most 1/16 of it) kept in memory; 0 keeps them all in files.",
+        "Bytes of small rendered result bodies (each at most 1/16 of it) kept in memory, each from its second request; 0 keeps them all in files.",
     }),
     maxSeedsPerCollection: whole(100_000, {
       env: "SIGHTLINE_MAX_SEEDS",

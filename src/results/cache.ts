@@ -4,7 +4,11 @@
  * reads at request time — see `resultCacheKey` in src/api/list-answers.ts); the bytes written for the first
  * request of a key are answered again to the next ones without reading the database.
  *
- * Small bodies live in memory, larger ones in files under `<data dir>/result-cache/<process>/`: the first
+ * Small bodies live in memory from the second request of their key (a key's first filling only remembers
+ * its digest): most pages are read once — a client paging through a list, a poller asking for new pages —
+ * and admitting every one of them churned the memory tier, whose evicted Buffers are external memory that
+ * V8 gives back only in a full collection (a /16 run's server peaked near 1 GB with 250 MB of it).
+ * Larger ones go to files under `<data dir>/result-cache/<process>/` from the first request: the first
  * response is written to a temporary file while it streams to its client and renamed when complete, so a
  * failed or aborted response leaves nothing behind, and concurrent first requests of one key each write
  * their own file (the first to complete is kept). Both tiers are bounded and evict the least recently
@@ -19,6 +23,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { Transform, type TransformCallback, type Writable } from "node:stream";
+import { setBounded } from "../core/bounded-map.ts";
 
 /** A cached body found: its bytes in memory, or an open descriptor of its file (the holder closes it). */
 export type CacheHit =
@@ -59,6 +64,9 @@ const READ_CHUNK = 1024 * 1024;
 
 /** Bodies up to this share of the memory bound stay in memory; larger ones go to a file. */
 const MEMORY_ITEM_SHARE = 16;
+
+/** Digests of keys filled once and not kept in memory, remembered so that a second filling keeps its body. */
+const SEEN_KEYS = 16_384;
 
 /** A least-recently-used map with a byte bound; `onEvict` is told about what it drops. */
 class Lru {
@@ -124,6 +132,8 @@ export class ResultCache {
   readonly #memory: Lru;
   readonly #disk: Lru;
   readonly #memoryItemBytes: number;
+  /** Keys (by digest) whose body has been filled once, so the next filling of one keeps it in memory. */
+  readonly #seen = new Map<string, true>();
   #closed = false;
 
   constructor(options: ResultCacheOptions) {
@@ -188,12 +198,16 @@ export class ResultCache {
   }
 
   /**
-   * A pass-through for the first response of a key: what flows through it reaches the client unchanged
+   * A pass-through for a response of a key not held: what flows through it reaches the client unchanged
    * and is kept — in memory while small, else in a temporary file — and becomes the key's entry once the
-   * body has ended. An error or an abort before the end drops what was kept.
+   * body has ended; a small body only if the key was filled before (see the file's comment). An error or
+   * an abort before the end drops what was kept.
    */
   filling(key: string, headers: CachedHeaders): Transform {
     if (!this.enabled) return new Transform({ transform: (chunk, _encoding, done) => done(null, chunk) });
+    const seenAs = digest(key);
+    const admitToMemory = this.#seen.has(seenAs);
+    if (!admitToMemory) setBounded(this.#seen, seenAs, true, SEEN_KEYS);
     const parts: Buffer[] = [];
     let size = 0;
     let file: { path: string; handle: Promise<FileHandle> } | undefined;
@@ -243,7 +257,10 @@ export class ResultCache {
         if (dropped || cache.#closed) return done();
         const etag = etagOf(key);
         if (!file) {
-          cache.#memory.set(key, { headers, etag, size, memory: Buffer.concat(parts) });
+          if (admitToMemory) {
+            cache.#memory.set(key, { headers, etag, size, memory: Buffer.concat(parts) });
+            cache.#seen.delete(seenAs);
+          }
           parts.length = 0;
           return done();
         }
@@ -273,6 +290,7 @@ export class ResultCache {
     this.#closed = true;
     this.#memory.clear();
     this.#disk.clear();
+    this.#seen.clear();
     rmSync(this.directory, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The result cache over real HTTP on SQLite and PostgreSQL: repeated requests answer the same bytes in
- * every format and encoding, a newly finished run and a change of what a list reads at request time
+ * every format and encoding, a small body kept in memory from its key's second request (a page read once
+ * is not kept), a newly finished run and a change of what a list reads at request time
  * (seeds, the vulnerability database, a collection made again under its name) change the answer, ETags
  * answer 304, the size bound evicts, and a removed, truncated or half-written file is never served.
  */
@@ -61,9 +62,12 @@ for (const { dialect, skip } of await dialects()) {
             const path = `/api/collections/acme/${list}?format=${format}`;
             const headers = { "Accept-Encoding": encoding };
             const first = await rawGet(t, path, headers);
+            const kept = await rawGet(t, path, headers);
             const second = await rawGet(t, path, headers);
             assert.equal(first.status, 200);
             assert.equal(cacheState(first), "MISS", `${path} ${encoding}`);
+            assert.equal(cacheState(kept), "MISS", `${path} ${encoding}: kept from the second request`);
+            assert.deepEqual(kept.body, first.body, `${path} ${encoding}: the same bytes read again`);
             assert.equal(cacheState(second), "HIT", `${path} ${encoding}`);
             assert.deepEqual(second.body, first.body, `${path} ${encoding}: the same bytes`);
             for (const name of [
@@ -104,6 +108,7 @@ for (const { dialect, skip } of await dialects()) {
       ].map((path) => `/api/collections/acme/${path}`);
       const cold = [];
       for (const path of paths) cold.push(await rawGet(t, path, {}));
+      for (const path of paths) await rawGet(t, path, {});
       for (const [i, path] of paths.entries()) {
         const warm = await rawGet(t, path, {});
         assert.equal(cacheState(warm), "HIT", path);
@@ -115,8 +120,28 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(cold[2].body, cold[3].body, "the order of query parameters does not matter");
     });
 
+    test("a page read once is not kept in memory; read again, it is", async () => {
+      const memory = async () =>
+        sample(
+          (await t.request("GET", "/metrics", { keys: null })).text,
+          'sightline_result_cache_bytes{tier="memory"}',
+        ) ?? 0;
+      const path = "/api/collections/acme/hosts?limit=7&offset=3";
+      const before = await memory();
+      const once = await rawGet(t, path, {});
+      assert.equal(cacheState(once), "MISS");
+      assert.equal(await memory(), before, "nothing kept of a page read once");
+      const twice = await rawGet(t, path, {});
+      assert.equal(cacheState(twice), "MISS");
+      assert.equal(await memory(), before + twice.body.length, "the second reading is kept");
+      const thrice = await rawGet(t, path, {});
+      assert.equal(cacheState(thrice), "HIT");
+      assert.deepEqual(thrice.body, once.body);
+    });
+
     test("If-None-Match with the ETag answers 304 without a body; another ETag the body", async () => {
       const path = "/api/collections/acme/issues?limit=20";
+      await rawGet(t, path, { "Accept-Encoding": "gzip" });
       await rawGet(t, path, { "Accept-Encoding": "gzip" });
       const cached = await rawGet(t, path, { "Accept-Encoding": "gzip" });
       const etag = String(cached.headers.etag);
@@ -147,6 +172,8 @@ for (const { dialect, skip } of await dialects()) {
       const pinned = `/api/collections/acme/hosts?run_id=${firstRun}`;
       const before = await rawGet(t, latest, {});
       const beforePinned = await rawGet(t, pinned, {});
+      await rawGet(t, pinned, {});
+      await rawGet(t, latest, {});
       assert.equal(cacheState(await rawGet(t, latest, {})), "HIT");
       const secondRun = await runIn(t, acme, { hosts: HOSTS, present: (host) => host % 3 !== 0 });
       const now = await rawGet(t, latest, {});
@@ -216,6 +243,7 @@ for (const { dialect, skip } of await dialects()) {
       await runIn(t, other, { hosts: 20 });
       const path = "/api/collections/again/hosts";
       const old = await rawGet(t, path, {});
+      await rawGet(t, path, {});
       assert.equal(cacheState(await rawGet(t, path, {})), "HIT");
       await t.server.services.store.db
         .deleteFrom("collections")
@@ -270,6 +298,7 @@ for (const { dialect, skip } of await dialects()) {
       const key = await accounts.issueKey(user.id);
       const keys = { accessKey: key.accessKey, secretKey: key.secretKey };
       const path = "/api/collections/acme/hosts?limit=5";
+      assert.equal((await t.request("GET", path, { keys })).status, 200);
       assert.equal((await t.request("GET", path, { keys })).status, 200);
       assert.equal((await t.request("GET", path, { keys })).headers.get("x-cache"), "HIT");
       const wrong = await t.request("GET", path, { keys: { ...keys, secretKey: "not-the-secret" } });
