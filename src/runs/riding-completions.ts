@@ -1,9 +1,11 @@
 /**
- * Completions that ride with the next task's start. A task done without follow-ups gives its slot back
- * (the embedded queue's pool of waiting jobs) and waits here; the next task to start in this process
- * takes every waiting completion into its own start: one statement on PostgreSQL, one commit on SQLite,
- * where each completion was a statement or commit of its own (docs/scale.md, Session 9). When no task
- * starts within RIDE_WAIT_MS, the waiting completions are written on their own, together.
+ * Completions that ride with the next task's start. A task done gives its slot back (the embedded queue's
+ * pool of waiting jobs) and waits here with what it found and its follow-ups; the next task to start in
+ * this process takes every waiting completion into its own start: one statement on PostgreSQL, one
+ * commit on SQLite, where each completion was a statement or commit of its own (docs/scale.md, Sessions
+ * 9 and 21). When no task starts within RIDE_WAIT_MS, the waiting completions are written on their own,
+ * together. A completion with many follow-ups (more than RIDING_FOLLOW_UPS) does not ride: it is written
+ * in pieces of its own (RunsRepository.completeTask).
  *
  * A job ends only once its completion is written, so a failure to write it reaches the job as before
  * (an outage defers it; an error fails the attempt).
@@ -14,9 +16,18 @@ import type { DoneTask, RunsRepository } from "../store/runs.ts";
 /** Longest a completion waits for a task's start to ride with. */
 export const RIDE_WAIT_MS = 20;
 
+/** Follow-ups a riding completion may bring: a start's statement stays small. */
+export const RIDING_FOLLOW_UPS = 64;
+
+/** What a completion's ride wrote: whether it marked the task done, and its follow-ups new to the run. */
+export interface Ridden {
+  completed: boolean;
+  added: number[];
+}
+
 interface Rider {
   task: DoneTask;
-  resolve(completed: boolean): void;
+  resolve(ridden: Ridden): void;
   reject(error: unknown): void;
 }
 
@@ -31,8 +42,8 @@ export class RidingCompletions {
     this.#worker = worker;
   }
 
-  /** Waits for the task's completion to be written; answers whether it marked the task done. */
-  ride(task: DoneTask): Promise<boolean> {
+  /** Waits for the task's completion to be written; answers what it wrote. */
+  ride(task: DoneTask): Promise<Ridden> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ task, resolve, reject });
       this.#timer ??= setTimeout(() => void this.flush(), RIDE_WAIT_MS);
@@ -44,13 +55,13 @@ export class RidingCompletions {
     const riders = this.#take();
     if (riders.length === 0) return this.#repository.beginTask(taskId, this.#worker, options);
     try {
-      const { task, completed } = await this.#repository.completeAndBegin(
+      const written = await this.#repository.completeAndBegin(
         riders.map((rider) => rider.task),
         this.#worker,
         { taskId, ...options },
       );
-      for (const rider of riders) rider.resolve(completed.has(rider.task.taskId));
-      return task;
+      settle(riders, written);
+      return written.task;
     } catch (error) {
       for (const rider of riders) rider.reject(error);
       // Whatever failed (a rider's rows, the database), this task's start is tried on its own.
@@ -63,11 +74,13 @@ export class RidingCompletions {
     const riders = this.#take();
     if (riders.length === 0) return;
     try {
-      const { completed } = await this.#repository.completeAndBegin(
-        riders.map((rider) => rider.task),
-        this.#worker,
+      settle(
+        riders,
+        await this.#repository.completeAndBegin(
+          riders.map((rider) => rider.task),
+          this.#worker,
+        ),
       );
-      for (const rider of riders) rider.resolve(completed.has(rider.task.taskId));
     } catch (error) {
       for (const rider of riders) rider.reject(error);
     }
@@ -80,4 +93,9 @@ export class RidingCompletions {
     this.#waiting = [];
     return riders;
   }
+}
+
+function settle(riders: Rider[], written: { completed: Set<number>; added: Map<number, number[]> }): void {
+  for (const { task, resolve } of riders)
+    resolve({ completed: written.completed.has(task.taskId), added: written.added.get(task.taskId) ?? [] });
 }

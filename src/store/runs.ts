@@ -26,11 +26,12 @@ import { wroteRunRows, wroteStaging } from "./staging-statistics.ts";
 export type RunRow = Selectable<RunsTable>;
 type RunTaskRow = Selectable<RunTasksTable>;
 
-/** A task done without follow-ups, with what it found, whose completion rides with another statement. */
+/** A task done, with what it found and its follow-ups, whose completion rides with another statement. */
 export interface DoneTask {
   runId: number;
   taskId: number;
   found?: StagingRows;
+  followUps?: TaskSpec[];
 }
 
 const taskRecord = (row: RunTaskRow): TaskRecord => ({
@@ -125,7 +126,11 @@ async function insertTaskRows(
  * runs tasks in the order they are queued, and the work decides that order (a block's next slice last).
  */
 function inGivenOrder(tasks: TaskSpec[], rows: Array<{ id: number; key: string }>): number[] {
-  const idOf = new Map(rows.map((row) => [row.key, row.id]));
+  return takeInGivenOrder(tasks, new Map(rows.map((row) => [row.key, row.id])));
+}
+
+/** The ids of `tasks` in `idOf` (by key), in the order of `tasks`, taken out of it: each is answered once. */
+function takeInGivenOrder(tasks: TaskSpec[], idOf: Map<string, number> = new Map()): number[] {
   const ids: number[] = [];
   for (const task of tasks) {
     const id = idOf.get(task.key);
@@ -619,7 +624,13 @@ export class RunsRepository {
     }
     const staging = found && stagingSize(found) > 0 ? [found] : [];
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      const written = await this.#writeOutcomes({ runId, followUps, staging, done: [taskId], worker, now });
+      const written = await this.#writeOutcomes({
+        followUps: followUps.map((task) => ({ runId, task })),
+        staging,
+        done: [taskId],
+        worker,
+        now,
+      });
       return { added: inGivenOrder(followUps, written.added), completed: written.completed.has(taskId) };
     }
     // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
@@ -632,57 +643,74 @@ export class RunsRepository {
   }
 
   /**
-   * Records tasks done without follow-ups (with what they found) and begins task `next` as `beginTask`
-   * does, in one statement on PostgreSQL or one transaction (one commit) on SQLite: the completions ride
-   * with the next task's start (runs/riding-completions.ts). Without `next`, only the completions.
-   * Answers the task begun (undefined when it is done already, or none was asked) and which of `done`
-   * this call marked done.
+   * Records tasks done (with what they found and their follow-ups, as `completeTask` does for one) and
+   * begins task `next` as `beginTask` does, in one statement on PostgreSQL or one transaction (one commit)
+   * on SQLite: the completions ride with the next task's start (runs/riding-completions.ts). Without
+   * `next`, only the completions. Answers the task begun (undefined when it is done already, or none was
+   * asked), which of `done` this call marked done, and the ids of each done task's follow-ups new to the
+   * run (in the order given; a key two of them name is added once, to the first).
    */
   async completeAndBegin(
     done: DoneTask[],
     worker: string,
     next?: { taskId: number; uncounted?: boolean },
-  ): Promise<{ task: TaskRecord | undefined; completed: Set<number> }> {
+  ): Promise<{ task: TaskRecord | undefined; completed: Set<number>; added: Map<number, number[]> }> {
     const now = nowIso();
     const staging = done.flatMap((task) => (task.found && stagingSize(task.found) > 0 ? [task.found] : []));
+    const added = new Map<number, number[]>();
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
       const written = await this.#writeOutcomes({
-        followUps: [],
+        followUps: done.flatMap(({ runId, followUps = [] }) => followUps.map((task) => ({ runId, task }))),
         staging,
         done: done.map((task) => task.taskId),
         worker,
         now,
         next,
       });
-      return { task: written.begun && taskRecord(written.begun), completed: written.completed };
+      const idsOf = new Map<number, Map<string, number>>();
+      for (const row of written.added) {
+        const ofRun = idsOf.get(row.run_id) ?? new Map<string, number>();
+        idsOf.set(row.run_id, ofRun.set(row.key, row.id));
+      }
+      for (const task of done)
+        if (task.followUps?.length)
+          added.set(task.taskId, takeInGivenOrder(task.followUps, idsOf.get(task.runId)));
+      return { task: written.begun && taskRecord(written.begun), completed: written.completed, added };
     }
     return this.db.transaction().execute(async (trx) => {
       for (const rows of staging) await insertStaging(trx, rows);
+      // Each in its turn: a key an earlier one added is the run's already, and skipped.
+      for (const task of done)
+        if (task.followUps?.length)
+          added.set(task.taskId, await this.#addTasks(trx, task.runId, task.followUps, now));
       const completed = await this.#markDone(trx, done, worker, now);
       const task = next && (await this.#begin(trx, next.taskId, worker, next.uncounted ?? false));
-      return { task, completed };
+      return { task, completed, added };
     });
   }
 
   /**
-   * PostgreSQL: what tasks found, the follow-ups of one of them, the tasks marked done and the start of
-   * the next task, in one statement of one text (its rows passed as arrays), prepared once per
-   * connection. Counts what it added and marked done for the runs' rows.
+   * PostgreSQL: what tasks found, their follow-ups, the tasks marked done and the start of the next task,
+   * in one statement of one text (its rows passed as arrays), prepared once per connection. The
+   * follow-ups go in (run, key) order, the one order every writer takes their locks in (see `byKey`).
+   * Counts what it added and marked done for the runs' rows.
    */
   async #writeOutcomes(input: {
-    runId?: number;
-    followUps: TaskSpec[];
+    followUps: Array<{ runId: number; task: TaskSpec }>;
     staging: StagingRows[];
     done: number[];
     worker: string;
     now: string;
     next?: { taskId: number; uncounted?: boolean };
-  }): Promise<{ added: Array<{ id: number; key: string }>; completed: Set<number>; begun?: RunTaskRow }> {
+  }): Promise<{
+    added: Array<{ id: number; run_id: number; key: string }>;
+    completed: Set<number>;
+    begun?: RunTaskRow;
+  }> {
     const { worker, now, next } = input;
-    const rows =
-      input.runId === undefined
-        ? []
-        : byKey(input.followUps).map((task) => pendingRow(input.runId!, task, now));
+    const rows = input.followUps
+      .map(({ runId, task }) => pendingRow(runId, task, now))
+      .sort((a, b) => a.run_id - b.run_id || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const column = <T>(type: "integer" | "text", pick: (row: (typeof rows)[number]) => T) =>
       sql`${rows.map(pick)}::${sql.raw(type)}[]`;
     // Only the parts with rows: each combination is one text, whatever the counts (see stagingCtes).
@@ -695,9 +723,9 @@ export class RunsRepository {
           ${column("text", (r) => r.kind)}, ${column("text", (r) => r.payload)}, ${column("integer", (r) => r.depth)},
           ${column("text", (r) => r.status)}, ${column("integer", (r) => r.attempts)}, ${column("text", (r) => r.created_at)})
         on conflict (run_id, key) do nothing
-        returning id, key)`);
+        returning id, run_id, key)`);
       answers.push(
-        sql`(select coalesce(json_agg(json_build_object('id', id, 'key', key)), '[]'::json) from added) as added`,
+        sql`(select coalesce(json_agg(json_build_object('id', id, 'run_id', run_id, 'key', key)), '[]'::json) from added) as added`,
       );
     }
     if (input.done.length > 0) {
@@ -717,15 +745,17 @@ export class RunsRepository {
       answers.push(sql`(select row_to_json(begun) from begun) as begun`);
     }
     const result = await sql<{
-      added?: Array<{ id: number; key: string }>;
+      added?: Array<{ id: number; run_id: number; key: string }>;
       done?: Array<{ id: number; run_id: number }>;
       begun?: RunTaskRow | null;
     }>`with ${sql.join(ctes)} select ${sql.join(answers)}`.execute(this.#taskDb);
     const { added = [], done = [], begun } = result.rows[0];
     wroteStaging(this.db, input.staging);
-    if (input.runId !== undefined && added.length > 0) {
-      wroteRunRows(this.db, input.runId, added.length);
-      this.#count(input.runId, added.length, 0);
+    const addedPerRun = new Map<number, number>();
+    for (const task of added) addedPerRun.set(task.run_id, (addedPerRun.get(task.run_id) ?? 0) + 1);
+    for (const [runId, count] of addedPerRun) {
+      wroteRunRows(this.db, runId, count);
+      this.#count(runId, count, 0);
     }
     for (const task of done) this.#count(task.run_id, 0, 1);
     return { added, completed: new Set(done.map((task) => task.id)), begun: begun ?? undefined };

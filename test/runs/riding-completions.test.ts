@@ -1,11 +1,12 @@
 /**
- * A task without follow-ups gives its slot back and its completion rides with the next task's start (one
- * statement on PostgreSQL, one commit on SQLite): a run still finishes with every task done and counted
- * once, the last completions are written on their own, and a completion that fails to be written fails
- * its own task's attempt (retried), not the task it rode with. Both dialects.
+ * A task gives its slot back and its completion rides with the next task's start, with its follow-ups
+ * unless they are many (one statement on PostgreSQL, one commit on SQLite): a run still finishes with
+ * every task done and counted once, the last completions are written on their own, and a completion that
+ * fails to be written fails its own task's attempt (retried), not the task it rode with. Both dialects.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { RIDING_FOLLOW_UPS } from "../../src/runs/riding-completions.ts";
 import type { DoneTask } from "../../src/store/runs.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
@@ -16,7 +17,7 @@ for (const { dialect, skip } of await dialects()) {
   describe(`completions riding with the next start, on ${dialect}`, { skip }, () => {
     let t: TestServer;
     let work: TestWork;
-    const rides: Array<{ riders: number; begins: boolean }> = [];
+    const rides: Array<{ riders: number; begins: boolean; followUps: number }> = [];
     let completions = 0;
     let failNextRide = false;
 
@@ -26,7 +27,11 @@ for (const { dialect, skip } of await dialects()) {
         { taskConcurrency: 2, taskAttempts: 3, schedulerIntervalSeconds: 3600 },
         {
           runWork: (services) => {
-            work = new TestWork(services, { fanout: 12, taskMs: 2 });
+            work = new TestWork(services, {
+              fanout: 12,
+              fanoutOf: { "many.example": RIDING_FOLLOW_UPS + 1 },
+              taskMs: 2,
+            });
             return work;
           },
         },
@@ -35,7 +40,11 @@ for (const { dialect, skip } of await dialects()) {
       const runs = t.server.services.runs;
       const completeAndBegin = runs.completeAndBegin.bind(runs);
       runs.completeAndBegin = async (done: DoneTask[], worker, next) => {
-        rides.push({ riders: done.length, begins: next !== undefined });
+        rides.push({
+          riders: done.length,
+          begins: next !== undefined,
+          followUps: done.reduce((sum, task) => sum + (task.followUps?.length ?? 0), 0),
+        });
         if (failNextRide && done.length > 0) {
           failNextRide = false;
           throw new Error("a rider's row was refused");
@@ -50,7 +59,7 @@ for (const { dialect, skip } of await dialects()) {
     });
     after(async () => t?.close());
 
-    test("leaves' completions ride with later starts; the run finishes with every task done once", async () => {
+    test("completions ride with later starts, follow-ups too; the run finishes with every task done once", async () => {
       rides.length = 0;
       completions = 0;
       await createCollection(t, "fan", ["a.example", "b.example"]);
@@ -59,9 +68,14 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(run.status, "finished", run.error);
       assert.equal(run.tasks_done, 26, "2 seeds and 24 leaves, each counted once");
       assert.equal(run.tasks_total, 26);
-      assert.equal(completions, 2, "only the seeds, which have follow-ups, complete on their own");
+      assert.equal(completions, 0, "none completes on its own");
       const riders = rides.reduce((sum, ride) => sum + ride.riders, 0);
-      assert.equal(riders, 24, "every leaf rode once");
+      assert.equal(riders, 26, "every task rode once");
+      assert.equal(
+        rides.reduce((sum, ride) => sum + ride.followUps, 0),
+        24,
+        "the seeds' follow-ups rode with them",
+      );
       assert.ok(
         rides.some((ride) => ride.riders > 0 && ride.begins),
         "some completions rode with a task's start",
@@ -74,6 +88,26 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(
         workers.reduce((sum, worker) => sum + worker.tasks, 0),
         26,
+      );
+    });
+
+    test("a completion with many follow-ups is written on its own", async () => {
+      rides.length = 0;
+      completions = 0;
+      await createCollection(t, "many", ["many.example"]);
+      const id = await force(t, "many");
+      const run = await waitForRun(t, "many", id, "finished", "failed");
+      assert.equal(run.status, "finished", run.error);
+      assert.equal(run.tasks_done, RIDING_FOLLOW_UPS + 2);
+      assert.equal(completions, 1, "the seed's completion, with its follow-ups");
+      assert.equal(
+        rides.reduce((sum, ride) => sum + ride.followUps, 0),
+        0,
+      );
+      assert.equal(
+        rides.reduce((sum, ride) => sum + ride.riders, 0),
+        RIDING_FOLLOW_UPS + 1,
+        "every leaf rode",
       );
     });
 

@@ -211,6 +211,49 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(await services.runs.end(run.id, "cancelled", null), true);
     });
 
+    test("completions riding together add each one's new follow-ups once, to the first naming them, and begin the next", async () => {
+      const run = (await services.runs.create(collectionId, "forced", 1))!;
+      assert.ok(await services.runs.start(run.id, tasks(3, "seed"), deadline()));
+      const [first, second, third] = await services.runs.unfinishedTaskIds(run.id);
+      await services.runs.beginTask(first, "a:1");
+      await services.runs.beginTask(second, "a:1");
+      const shared = tasks(4, "next");
+      const written = await services.runs.completeAndBegin(
+        [
+          { runId: run.id, taskId: first, followUps: [shared[2], shared[0], tasks(1, "seed")[0]] },
+          { runId: run.id, taskId: second, followUps: [shared[0], shared[1], shared[3]] },
+        ],
+        "a:1",
+        { taskId: third },
+      );
+      assert.deepEqual([...written.completed].sort(), [first, second].sort());
+      assert.equal(written.task?.id, third, "the next task begun in the same write");
+      const [ofFirst, ofSecond] = [written.added.get(first)!, written.added.get(second)!];
+      assert.equal(ofFirst.length, 2, "a key the run has is not added again");
+      assert.equal(ofSecond.length, 2, "a key the first added is not added again to the second");
+      assert.equal(new Set([...ofFirst, ...ofSecond]).size, 4);
+      const row = (await services.runs.get(run.id))!;
+      assert.deepEqual([row.tasks_done, row.tasks_total], [2, 7]);
+      const pending = (await services.runs.unfinishedTaskIds(run.id)).filter((id) => id !== third);
+      assert.deepEqual(pending.sort(), [...ofFirst, ...ofSecond].sort());
+      const keys = await services.store.db
+        .selectFrom("run_tasks")
+        .select(["id", "key"])
+        .where("id", "in", ofFirst)
+        .execute();
+      assert.deepEqual(
+        ofFirst.map((id) => keys.find((row) => row.id === id)?.key),
+        ["next:2", "next:0"],
+        "in the order given",
+      );
+      const again = await services.runs.completeAndBegin(
+        [{ runId: run.id, taskId: first, followUps: shared }],
+        "a:1",
+      );
+      assert.deepEqual([again.completed.size, again.added.get(first)], [0, []], "repeated: nothing");
+      assert.equal(await services.runs.end(run.id, "cancelled", null), true);
+    });
+
     test("task counts reach the run's row (within a quarter second on PostgreSQL); the finish is claimed from the tasks and recounts them", async () => {
       const run = (await services.runs.create(collectionId, "forced", 1))!;
       assert.ok(await services.runs.start(run.id, tasks(2, "seed"), deadline()));
