@@ -377,11 +377,13 @@ export class DiscoveryEngine implements RunWork {
       scanAllow: description.scanAllow,
       scanDeny: description.scanDeny,
     };
-    if ((run.tasks ?? 0) >= (this.#dependencies.finishThreadFrom ?? FINISH_THREAD_FROM))
-      await saveRunResultsOnThread(entities.db, request, config.databaseUrl);
+    const onThread = (run.tasks ?? 0) >= (this.#dependencies.finishThreadFrom ?? FINISH_THREAD_FROM);
+    // Forgotten first: before a save on a thread of its own, the discovery thread may end and give its
+    // memory back.
+    this.#runner.forget(run.id, { release: onThread });
+    if (onThread) await saveRunResultsOnThread(entities.db, request, config.databaseUrl);
     else await saveRunResultsHere(entities.db, request);
     this.#runs.delete(run.id);
-    this.#runner.forget(run.id);
   }
 
   /** The tasks of the modules consuming the entity's kind, unless the name may not be explored or depth is spent. */

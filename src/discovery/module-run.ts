@@ -40,8 +40,11 @@ export interface ModuleOutput {
 
 export interface ModuleRunner {
   run(task: ModuleTask, run: RunDescription, signal: AbortSignal): Promise<ModuleOutput>;
-  /** The run has ended here: let go of what was kept for it. */
-  forget(runId: number): void;
+  /**
+   * The run has ended here: let go of what was kept for it. `release`: and of what is kept for any run,
+   * if nothing else is going on (a large run's finish is about to take memory of its own).
+   */
+  forget(runId: number, options?: { release?: boolean }): void;
   close(): Promise<void>;
 }
 

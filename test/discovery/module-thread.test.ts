@@ -222,6 +222,40 @@ describe("discovery modules in a worker thread", () => {
     assert.ok(performance.now() - started < 30_000, "ended by the abort, not by the 60 s timeout");
   });
 
+  test("released with the last run it was told, the thread ends, unless a task is in flight; the next task starts one", async () => {
+    const own = new ModuleThread({ ipDatabase: [], dataDir: "/nonexistent" });
+    try {
+      const task = { module: "netblocks", entity: { kind: "IpAddress" as const, name: HOST }, depth: 0 };
+      const [first, second] = [run(), run()];
+      for (const described of [first, second])
+        assert.equal((await own.run(task, described, live())).error, undefined);
+      own.forget(first.id, { release: true });
+      assert.equal(own.running, true, "another run is still described");
+      const controller = new AbortController();
+      const inFlight = own.run(hanging(), run({ timeoutMs: 60_000 }), controller.signal);
+      own.forget(second.id, { release: true });
+      assert.equal(own.running, true, "a task is in flight");
+      controller.abort();
+      await inFlight;
+      const third = run();
+      assert.equal((await own.run(task, third, live())).error, undefined);
+      own.forget(third.id);
+      own.forget(runIds - 2); // the hanging task's run
+      assert.equal(own.running, true, "forgotten, not released: kept for the next run");
+      await own.run(task, third, live());
+      own.forget(third.id, { release: true });
+      assert.equal(own.running, false, "released with nothing described, nothing in flight: ended");
+      const again = await own.run(task, run(), live());
+      assert.ok(
+        again.found.some((entity) => entity.kind === "NetBlock"),
+        "a new thread answers",
+      );
+      assert.equal(own.running, true);
+    } finally {
+      await own.close();
+    }
+  });
+
   test("closing the thread fails the tasks in flight; the next task starts a new thread", async () => {
     const inFlight = thread.run(hanging(), run({ timeoutMs: 60_000 }), live());
     await new Promise((resolve) => setTimeout(resolve, 100));
