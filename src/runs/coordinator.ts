@@ -24,7 +24,7 @@ import {
   type RunQueue,
   type TaskSlot,
 } from "./queue.ts";
-import { RIDING_FOLLOW_UPS, RidingCompletions } from "./riding-completions.ts";
+import { mayRide, RidingCompletions } from "./riding-completions.ts";
 
 export const FORCED_PRIORITY = 1;
 export const SCHEDULED_PRIORITY = 5;
@@ -413,9 +413,9 @@ export class RunCoordinator implements JobHandler {
     const found = outcome.found as StagingRows | undefined;
     try {
       // A task gives its slot back and its completion rides with the next task's start, with its
-      // follow-ups unless they are many (riding-completions.ts); the embedded queue's slots are the only
+      // follow-ups, unless it is large (riding-completions.ts); the embedded queue's slots are the only
       // ones that can be given.
-      if (outcome.followUps.length <= RIDING_FOLLOW_UPS && slot?.release())
+      if (mayRide(outcome.followUps, found) && slot?.release())
         recorded = await this.riding.ride({ runId, taskId: task.id, found, followUps: outcome.followUps });
       else
         recorded = await this.repository.completeTask(runId, task.id, outcome.followUps, this.worker, found);

@@ -4,13 +4,15 @@
  * this process takes every waiting completion into its own start: one statement on PostgreSQL, one
  * commit on SQLite, where each completion was a statement or commit of its own (docs/scale.md, Sessions
  * 9 and 21). When no task starts within RIDE_WAIT_MS, the waiting completions are written on their own,
- * together. A completion with many follow-ups (more than RIDING_FOLLOW_UPS) does not ride: it is written
- * in pieces of its own (RunsRepository.completeTask).
+ * together. A completion with many follow-ups (more than RIDING_FOLLOW_UPS) or rows (more than
+ * STAGING_PIECE in all) does not ride: it is written on its own, a large one in pieces
+ * (RunsRepository.completeTask).
  *
  * A job ends only once its completion is written, so a failure to write it reaches the job as before
  * (an outage defers it; an error fails the attempt).
  */
 import type { TaskRecord } from "../core/run-work.ts";
+import { STAGING_PIECE, type StagingRows, stagingSize } from "../store/entities.ts";
 import type { DoneTask, RunsRepository } from "../store/runs.ts";
 
 /** Longest a completion waits for a task's start to ride with. */
@@ -18,6 +20,11 @@ export const RIDE_WAIT_MS = 20;
 
 /** Follow-ups a riding completion may bring: a start's statement stays small. */
 export const RIDING_FOLLOW_UPS = 64;
+
+/** Whether a completion is small enough to ride with a start's statement (see the file's comment). */
+export const mayRide = (followUps: readonly unknown[], found: StagingRows | undefined) =>
+  followUps.length <= RIDING_FOLLOW_UPS &&
+  followUps.length + (found ? stagingSize(found) : 0) <= STAGING_PIECE;
 
 /** What a completion's ride wrote: whether it marked the task done, and its follow-ups new to the run. */
 export interface Ridden {

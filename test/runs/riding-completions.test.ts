@@ -6,12 +6,28 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { RIDING_FOLLOW_UPS } from "../../src/runs/riding-completions.ts";
+import { mayRide, RIDING_FOLLOW_UPS } from "../../src/runs/riding-completions.ts";
+import { STAGING_PIECE, type StagingRows } from "../../src/store/entities.ts";
 import type { DoneTask } from "../../src/store/runs.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import { TestWork } from "./fixtures/test-work.ts";
 import { createCollection, force, waitForRun } from "./helpers.ts";
+
+test("a completion rides unless its follow-ups or its rows are many", () => {
+  const notes = (n: number): StagingRows => ({
+    entities: [],
+    findings: [],
+    notes: Array.from({ length: n }, () => ({ run_id: 1, collection_id: 1, created_at: "", message: "m" })),
+  });
+  const followUps = (n: number) => Array.from({ length: n }, (_, i) => i);
+  assert.equal(mayRide([], undefined), true);
+  assert.equal(mayRide(followUps(RIDING_FOLLOW_UPS), notes(10)), true);
+  assert.equal(mayRide(followUps(RIDING_FOLLOW_UPS + 1), undefined), false, "many follow-ups");
+  assert.equal(mayRide([], notes(STAGING_PIECE)), true);
+  assert.equal(mayRide([], notes(STAGING_PIECE + 1)), false, "many rows, written in pieces");
+  assert.equal(mayRide(followUps(10), notes(STAGING_PIECE - 9)), false, "many in all");
+});
 
 for (const { dialect, skip } of await dialects()) {
   describe(`completions riding with the next start, on ${dialect}`, { skip }, () => {
