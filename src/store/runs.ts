@@ -81,7 +81,8 @@ const pendingRow = (runId: number, task: TaskSpec, now: string) => ({
  * Tasks in key order: the one order every writer inserts in, so two multi-row inserts naming the same
  * keys never wait on each other in a cycle.
  */
-const byKey = (tasks: TaskSpec[]) => [...tasks].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+const keyOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const byKey = (tasks: TaskSpec[]) => [...tasks].sort((a, b) => keyOrder(a.key, b.key));
 
 async function insertTasks(
   db: Kysely<Database>,
@@ -622,24 +623,8 @@ export class RunsRepository {
       if (found) await stageRows(this.db, found);
       return { added, completed: (await this.completeTask(runId, taskId, [], worker)).completed };
     }
-    const staging = found && stagingSize(found) > 0 ? [found] : [];
-    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      const written = await this.#writeOutcomes({
-        followUps: followUps.map((task) => ({ runId, task })),
-        staging,
-        done: [taskId],
-        worker,
-        now,
-      });
-      return { added: inGivenOrder(followUps, written.added), completed: written.completed.has(taskId) };
-    }
-    // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
-    return this.db.transaction().execute(async (trx) => {
-      for (const rows of staging) await insertStaging(trx, rows);
-      const added = await this.#addTasks(trx, runId, followUps, now);
-      const completed = await this.#markDone(trx, [{ runId, taskId }], worker, now);
-      return { added, completed: completed.has(taskId) };
-    });
+    const written = await this.#complete([{ runId, taskId, found, followUps }], worker);
+    return { added: written.added.get(taskId) ?? [], completed: written.completed.has(taskId) };
   }
 
   /**
@@ -651,6 +636,19 @@ export class RunsRepository {
    * run (in the order given; a key two of them name is added once, to the first).
    */
   async completeAndBegin(
+    done: DoneTask[],
+    worker: string,
+    next?: { taskId: number; uncounted?: boolean },
+  ): Promise<{ task: TaskRecord | undefined; completed: Set<number>; added: Map<number, number[]> }> {
+    return this.#complete(done, worker, next);
+  }
+
+  /**
+   * The body of `completeAndBegin`, shared with `completeTask` (a completion on its own is one that begins
+   * nothing); private so that the two public ways of recording a completion stay apart for whoever
+   * watches them (test/runs/riding-completions.test.ts counts each).
+   */
+  async #complete(
     done: DoneTask[],
     worker: string,
     next?: { taskId: number; uncounted?: boolean },
@@ -677,6 +675,7 @@ export class RunsRepository {
           added.set(task.taskId, takeInGivenOrder(task.followUps, idsOf.get(task.runId)));
       return { task: written.begun && taskRecord(written.begun), completed: written.completed, added };
     }
+    // SQLite has one writer at a time, so nothing waits on another's keys: one transaction does it all.
     return this.db.transaction().execute(async (trx) => {
       for (const rows of staging) await insertStaging(trx, rows);
       // Each in its turn: a key an earlier one added is the run's already, and skipped.
@@ -710,7 +709,7 @@ export class RunsRepository {
     const { worker, now, next } = input;
     const rows = input.followUps
       .map(({ runId, task }) => pendingRow(runId, task, now))
-      .sort((a, b) => a.run_id - b.run_id || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      .sort((a, b) => a.run_id - b.run_id || keyOrder(a.key, b.key));
     const column = <T>(type: "integer" | "text", pick: (row: (typeof rows)[number]) => T) =>
       sql`${rows.map(pick)}::${sql.raw(type)}[]`;
     // Only the parts with rows: each combination is one text, whatever the counts (see stagingCtes).
