@@ -14,6 +14,7 @@ import type { Counter, Metrics } from "../core/metrics.ts";
 import type { RunInfo, RunWork, TaskOutcome } from "../core/run-work.ts";
 import type { StagingRows } from "../store/entities.ts";
 import type { RunRow, RunsRepository } from "../store/runs.ts";
+import { WORKING_TABLES_LOST } from "../store/working-marks.ts";
 import { InFlight, RunEnded, ShuttingDown } from "./in-flight.ts";
 import {
   Deferred,
@@ -245,6 +246,18 @@ export class RunCoordinator implements JobHandler {
     const overdue = await this.repository.overdue(new Date(now).toISOString(), finishingBefore);
     for (const run of overdue) await this.expire(run);
     return overdue.length;
+  }
+
+  /**
+   * Fails every started run whose working tables the database lost (a PostgreSQL crash empties its
+   * unlogged tables, store/working-marks.ts): what its tasks had done and staged is gone, and finishing
+   * on the rest would publish a partial result as complete.
+   */
+  async failLost(): Promise<number> {
+    const lost = await this.repository.lostWorkingTables();
+    for (const run of lost)
+      await this.fail(run.id, WORKING_TABLES_LOST, { finishing: run.finishing_at !== null });
+    return lost.length;
   }
 
   /**
@@ -500,6 +513,10 @@ export class RunCoordinator implements JobHandler {
   private async finishOnce(runId: number): Promise<void> {
     // Read afresh, not from the cache of the run's start: the finish is told how many tasks the run had.
     const info = await this.repository.info(runId);
+    if (await this.repository.workingTablesLost(runId)) {
+      await this.fail(runId, WORKING_TABLES_LOST, { finishing: true });
+      return;
+    }
     try {
       if (info) await this.work.finish(info);
     } catch (error) {

@@ -94,6 +94,7 @@ export async function createRunSystem(
       if (executes && !queue.durable) {
         // Nothing of the in-process queue survived the last process: rebuild it from the store.
         await coordinator.expireOverdue();
+        await coordinator.failLost();
         await coordinator.resume(await services.runs.unfinished(), { includeRunning: true });
       }
       if (executes) queue.consume(coordinator);

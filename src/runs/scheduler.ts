@@ -65,6 +65,7 @@ export class Scheduler {
     const { repository, coordinator, requeueIdleAfterSeconds } = this.options;
     const fired = await this.fireDue();
     const expired = await coordinator.expireOverdue();
+    await coordinator.failLost();
     await repository.discardEndedStaging();
     await coordinator.clearAllEnded();
     if (requeueIdleAfterSeconds !== undefined) {

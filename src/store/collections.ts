@@ -193,6 +193,14 @@ export class CollectionsRepository {
           ).n,
         );
       const outcome = { runs: await count("runs"), seeds: await count("seeds") };
+      // The runs' working tables hold no foreign key on PostgreSQL (migration 020): their rows go by hand.
+      for (const table of ["run_tasks", "staged_entities", "staged_findings", "run_working_marks"] as const)
+        await trx
+          .deleteFrom(table)
+          .where("run_id", "in", (eb) =>
+            eb.selectFrom("runs").select("id").where("collection_id", "=", collectionId),
+          )
+          .execute();
       const result = await trx.deleteFrom("collections").where("id", "=", collectionId).executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) return undefined;
       await alongWith?.(trx, outcome);

@@ -29,6 +29,7 @@ import type {
   StagedFindingsTable,
 } from "./schema.ts";
 import { wroteStaging } from "./staging-statistics.ts";
+import { WORKING_TABLES_LOST, workingTablesLost } from "./working-marks.ts";
 
 export type Details = Record<string, unknown>;
 
@@ -803,6 +804,8 @@ export class EntitiesRepository {
   async #merge(runId: number, collectionId: number) {
     // Its commit is tens of megabytes at a large run: the log is copied back on a thread (large-commit.ts).
     return largeTransaction(this.db, async (trx) => {
+      // Within the merge's own transaction: a crash after it cannot commit a merge of what it emptied.
+      if (await workingTablesLost(trx, runId)) throw new Error(WORKING_TABLES_LOST);
       const previous = await trx
         .selectFrom("collection_results")
         .select("run_id")

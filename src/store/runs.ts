@@ -22,6 +22,7 @@ import { reclaimFreeSpace } from "./free-space.ts";
 import { plainInsert, plainQuery } from "./plain-statements.ts";
 import type { AccountStatus, Database, RunsTable, RunTasksTable, RunTrigger } from "./schema.ts";
 import { wroteRunRows, wroteStaging } from "./staging-statistics.ts";
+import { lostWorkingTables, workingTablesLost } from "./working-marks.ts";
 
 export type RunRow = Selectable<RunsTable>;
 type RunTaskRow = Selectable<RunTasksTable>;
@@ -388,6 +389,7 @@ export class RunsRepository {
         .where("status", "=", "queued")
         .executeTakeFirst();
       if (!changed(result)) return false;
+      await trx.insertInto("run_working_marks").values({ run_id: runId }).execute();
       const ids = await insertTasks(trx, runId, tasks, now);
       await trx.updateTable("runs").set({ tasks_total: ids.length }).where("id", "=", runId).execute();
       return true;
@@ -426,6 +428,19 @@ export class RunsRepository {
     if (!changed(result)) return false;
     this.#unwritten.delete(runId);
     return true;
+  }
+
+  /**
+   * Started runs whose working tables are gone: a PostgreSQL crash empties its unlogged tables (migration
+   * 020), the runs' marks with them. What such a run had done and staged is lost; it must not finish.
+   */
+  lostWorkingTables(): Promise<RunRow[]> {
+    return lostWorkingTables(this.db);
+  }
+
+  /** Whether the run is started and its working tables were emptied under it (see lostWorkingTables). */
+  workingTablesLost(runId: number): Promise<boolean> {
+    return workingTablesLost(this.db, runId);
   }
 
   /** Drops a claim to finish whose process died (embedded restart), so the run can be finished again. */
@@ -878,6 +893,7 @@ export class RunsRepository {
   async clearEnded(runId: number, options: { stopping?: () => boolean } = {}): Promise<number> {
     const run = await this.db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirst();
     if (!run || ACTIVE_RUN_STATUSES.includes(run.status)) return 0;
+    await this.db.deleteFrom("run_working_marks").where("run_id", "=", runId).execute();
     let deleted = 0;
     // Batches follow the (run_id, key) index from where the last one ended: each read starts past the rows
     // deleted so far. Asking for "any PRUNE_BATCH rows of the run" each time started over from the front,

@@ -249,6 +249,14 @@ export interface RunTasksTable {
   created_at: string;
   finished_at: string | null;
 }
+/**
+ * A row per started run whose working tables (tasks, staging) are intact. On PostgreSQL the table is
+ * unlogged like them (migration 020): a server crash empties it with them, and a run without its row is
+ * failed rather than finished on what is left.
+ */
+export interface RunWorkingMarksTable {
+  run_id: number;
+}
 export interface RunSchedulesTable {
   collection_id: number;
   /** When the scheduler last fired a run for the collection; null = never. */
@@ -396,6 +404,7 @@ export interface Database {
   runs: RunsTable;
   run_tasks: RunTasksTable;
   run_workers: RunWorkersTable;
+  run_working_marks: RunWorkingMarksTable;
   run_schedules: RunSchedulesTable;
   vuln_cves: VulnCvesTable;
   vuln_cpe_matches: VulnCpeMatchesTable;

@@ -85,6 +85,11 @@ export interface Postgres {
   url: string;
   /** Stops the server (fast: clients are disconnected at once, as in a crash or failover). */
   stop(): Promise<void>;
+  /**
+   * Crashes the server (an immediate stop: no checkpoint, as a killed server or a lost machine): its next
+   * start recovers from the write-ahead log and empties the unlogged tables.
+   */
+  crash(): Promise<void>;
   start(): Promise<void>;
   /** Stops it for good and removes the cluster. */
   destroy(): Promise<void>;
@@ -137,6 +142,10 @@ export async function startPostgres(
     },
     async stop() {
       await ctl(["-m", "fast", "-w", "-t", "30", "stop"]);
+      running = false;
+    },
+    async crash() {
+      await ctl(["-m", "immediate", "-w", "-t", "30", "stop"]);
       running = false;
     },
     async destroy() {

@@ -234,6 +234,33 @@ describe("fault injection: dependencies and processes die mid-run", { skip }, ()
     assert.equal((await fetch(`${server.api.url}/healthz`)).status, 200);
   });
 
+  test("embedded: PostgreSQL crashes mid-run: the run fails with its reason, the next one finishes", async () => {
+    const finishLog = join(dir, "crash-finish.log");
+    const env = environment("crashed", finishLog);
+    const admin = new pg.Client({ connectionString: postgres.url });
+    await admin.connect();
+    await admin.query("create database crashed");
+    await admin.end();
+    const server = await serve(env);
+    await seedCollections(server.api);
+    const first = await force(server.api, "steady");
+    assertComplete(await ended(() => server.api, "steady", first), finishLog);
+
+    // A crash, not a clean stop: the recovery empties the run's working tables (unlogged, migration 020).
+    const lost = await force(server.api, "steady");
+    await progressed(() => server.api, "steady", lost, 2);
+    await postgres.crash();
+    await postgres.start();
+    const failed = await ended(() => server.api, "steady", lost);
+    assert.equal(failed.status, "failed", "a run that lost its tasks and staging never finishes");
+    assert.match(failed.error, /lost the run's working tables/);
+    assert.equal(finishes(finishLog, lost), 0, "nothing of it was saved as results");
+    assertAlive([server.process]);
+
+    assertComplete(await ended(() => server.api, "steady", await force(server.api, "steady")), finishLog);
+    assertAlive([server.process]);
+  });
+
   test("distributed: PostgreSQL and Redis die mid-run, a worker and the server are SIGKILLed", async () => {
     const finishLog = join(dir, "distributed-finish.log");
     const env = environment("distributed", finishLog, {

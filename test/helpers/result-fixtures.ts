@@ -373,6 +373,8 @@ export async function buildRun(
     })
     .returning("id")
     .executeTakeFirstOrThrow();
+  // As RunsRepository.start does: the run's working tables are intact (store/working-marks.ts).
+  await db.insertInto("run_working_marks").values({ run_id: run.id }).execute();
   const entities = new EntitiesRepository(db);
   const cves = await cvesByProduct(db);
   const present: number[] = [];

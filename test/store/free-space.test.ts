@@ -83,9 +83,11 @@ for (const { dialect, skip } of await dialects()) {
           select pg_total_relation_size('staged_entities') + pg_total_relation_size('staged_findings') as bytes`.execute(
           services.store.db,
         );
+        // What is left is a page or two per index: its metapage and, the tables being unlogged (migration
+        // 020), its init fork (what the index is reset to after a crash).
         const bytes = Number(rows[0].bytes);
         assert.ok(
-          bytes <= 80_000,
+          bytes <= 16 * 8192,
           `the staging tables and their indexes still take ${bytes} bytes after the run`,
         );
       }

@@ -18,6 +18,7 @@ import { stagedFindingsOrder } from "./016-staged-findings-order.ts";
 import { compressedJson } from "./017-compressed-json.ts";
 import { stagingIndexPrefixes } from "./018-staging-index-prefixes.ts";
 import { stagedServicesByAddress } from "./019-staged-services-by-address.ts";
+import { unloggedWorkingTables } from "./020-unlogged-working-tables.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -40,6 +41,7 @@ export const migrations: Record<string, DialectMigration> = {
   "017-compressed-json": compressedJson,
   "018-staging-index-prefixes": stagingIndexPrefixes,
   "019-staged-services-by-address": stagedServicesByAddress,
+  "020-unlogged-working-tables": unloggedWorkingTables,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */
