@@ -193,6 +193,8 @@ interface Measured {
   worldCpuSeconds: number;
   /** PostgreSQL's server on this machine (SQLite's work is in the server's process). */
   databaseCpuSeconds: number | undefined;
+  /** PostgreSQL's write-ahead log written during the run (bytes). */
+  walBytes: number | undefined;
   /** Redis's server on this machine, in distributed mode. */
   redisCpuSeconds: number | undefined;
   tasks: number;
@@ -224,6 +226,21 @@ async function directoryBytes(dir: string): Promise<number> {
  * heap (and its collections' pauses) without a PostgreSQL driver it never loads itself.
  */
 const postgresClient = async () => (await import("pg")).default.Client;
+
+/**
+ * The server's write-ahead log position (bytes since its start), so a run's WAL is the difference: the
+ * whole server's, any other database's writes meanwhile included.
+ */
+async function walPosition(url: string): Promise<number> {
+  const client = new (await postgresClient())({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query("select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') as bytes");
+    return Number(rows[0].bytes);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
 
 /** PostgreSQL's version and whether autovacuum runs (CI's server has it off), for the report; empty without a server. */
 async function postgresServer(url: string): Promise<string> {
@@ -474,6 +491,7 @@ async function runSightline(
     const workersCpuBefore = distributed?.cpuSeconds() ?? 0;
     const worldCpuBefore = world.cpuSeconds();
     const databaseCpuBefore = dialect === "postgres" ? postgresCpuSeconds() : undefined;
+    const walBefore = dialect === "postgres" ? await walPosition(store.config.databaseUrl) : undefined;
     const redisCpuBefore = workers > 0 ? redisCpuSeconds() : undefined;
     const { id } = (await api(server, "POST", "/api/collections/scale/schedule")) as { id: string };
     pollers.push(...pollBoth({ health, list }));
@@ -543,6 +561,8 @@ async function runSightline(
       databaseCpuBefore === undefined || databaseCpuAfter === undefined
         ? undefined
         : databaseCpuAfter - databaseCpuBefore;
+    const walBytes =
+      walBefore === undefined ? undefined : (await walPosition(store.config.databaseUrl)) - walBefore;
     const redisCpuAfter = redisCpuBefore === undefined ? undefined : redisCpuSeconds();
     const redisCpu =
       redisCpuBefore === undefined || redisCpuAfter === undefined
@@ -594,6 +614,7 @@ async function runSightline(
       workersCpuSeconds: workersCpu,
       worldCpuSeconds,
       databaseCpuSeconds,
+      walBytes,
       redisCpuSeconds: redisCpu,
       tasks,
     };
@@ -779,7 +800,7 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
           embeddedSeconds.set(prefix, times);
         }
         rows.push(
-          `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms (idle ${fixed(measured.healthIdleP99)}) | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms (idle ${fixed(measured.listIdleP99)}) | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
+          `| /${prefix} | ${label} | ${world.live} | ${measured.hosts} | ${measured.tasks} | ${fixed(measured.seconds)} s | ${Math.round(measured.cpuSeconds)} s (${fixed((measured.cpuSeconds * 1000) / measured.tasks, 2)} ms/task${workers > 0 ? `; workers ${Math.round(measured.workersCpuSeconds)} s` : ""}) | ${Math.round(measured.worldCpuSeconds)} s | ${measured.databaseCpuSeconds === undefined ? "–" : `${fixed(measured.databaseCpuSeconds)} s`}${measured.walBytes === undefined ? "" : `; WAL ${Math.round(measured.walBytes / 2 ** 20)} MB`}${measured.redisCpuSeconds === undefined ? "" : `; Redis ${fixed(measured.redisCpuSeconds)} s`} | ${exponent === undefined ? "–" : fixed(exponent, 2)} | ${Math.round(measured.peakRssMb)} MB | ${Math.round(measured.bytesPerHost)} B | ${fixed(measured.healthP99)} / ${fixed(measured.healthMax)} ms (idle ${fixed(measured.healthIdleP99)}) | ${fixed(measured.listP99)} / ${fixed(measured.listMax)} ms (idle ${fixed(measured.listIdleP99)}) | ${fixed(measured.loopP99)} / ${fixed(measured.loopMax)} ms | ${peer ? `${fixed(peer.seconds)} s (${peer.hosts} hosts)` : "–"} | ${peer ? fixed(measured.seconds / peer.seconds) : "–"} |`,
         );
         console.error(rows[rows.length - 1]);
       }
@@ -788,7 +809,7 @@ async function measureSizes(nmap: string | undefined, postgresUrl: string, split
     }
   }
   return [
-    `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of \`/healthz\` and of a page of hosts of another collection with results (the world's first /25, run before; each read a different page, so none is answered from the result cache), polled every 100 ms during the run, and in brackets their p99 with no run going (polled every 20 ms for 3 s just before it; their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with Redis's beside it in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${split}${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
+    `One embedded server (in-process queue, default settings, ports ${PORTS}) seeded with ${SEEDS === "netblock" ? "one NetBlock" : SEEDS === "domain" ? `the domain ${ZONE} alone (its zone transferred)` : `one NetBlock and the domain ${ZONE} (its zone transferred)`} of the generated world (every other address live: HTTP on each, SSH on every 4th, TLS with one shared certificate on every 8th, 8080 on every 16th; one name and PTR record per live host), run to the end; \`nmap -sT -Pn -n -T4\` on the same block and ports in the same run. Peak RSS is the server's process (this one); storage is the database's growth over the run per live host; the API columns are p99 / worst of \`/healthz\` and of a page of hosts of another collection with results (the world's first /25, run before; each read a different page, so none is answered from the result cache), polled every 100 ms during the run, and in brackets their p99 with no run going (polled every 20 ms for 3 s just before it; their client is in the server's process, so its own work on the answers counts too); the event loop's delay is how late a timer of the server's thread ran (perf_hooks' monitorEventLoopDelay: the time between two ticks of a 10 ms timer, less the 10 ms), the longest being the longest any request could wait on the run's work. CPU is user and system seconds during the run: Sightline's process (all its threads; with workers, the server's and the workers' together, the workers' share named), the world's processes, which answer every probe on the same cores (real targets answer on their own machines), and PostgreSQL's server when it runs on this machine (all of it: autovacuum and any other client's work included; SQLite works inside Sightline's process), with the write-ahead log the server wrote during the run beside it (the whole server's), and Redis's CPU in distributed mode.${WORKER_CPU === undefined ? "" : ` Each worker ran in a control group of its own allowed ${WORKER_CPU} cores' worth of CPU time: a worker on a machine of its own, smaller than this one's.`} Goals (issue 16): /16 ≤ 3 min, exponent ≤ 1.05 from /20 to /16, RSS ≤ 800 MB, API p99 ≤ 100 ms, ≤ 8 KB per live host, PostgreSQL no slower than SQLite.${split}${server}${nmap ? "" : " nmap is not installed (apt-get install nmap): no peer figures."}`,
     "",
     "| block | store | live hosts | hosts found | tasks | run | Sightline CPU | world CPU | database CPU | exponent | peak RSS | stored per host | /healthz p99 / max | hosts page p99 / max | event loop's delay p99 / max | nmap -sT | Sightline/nmap |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -22,7 +22,7 @@ import { reclaimFreeSpace } from "./free-space.ts";
 import { plainInsert, plainQuery } from "./plain-statements.ts";
 import type { AccountStatus, Database, RunsTable, RunTasksTable, RunTrigger } from "./schema.ts";
 import { wroteRunRows, wroteStaging } from "./staging-statistics.ts";
-import { lostWorkingTables, workingTablesLost } from "./working-marks.ts";
+import { lostWorkingTables, unmark, workingTablesLost } from "./working-marks.ts";
 
 export type RunRow = Selectable<RunsTable>;
 type RunTaskRow = Selectable<RunTasksTable>;
@@ -455,14 +455,17 @@ export class RunsRepository {
 
   async markFinished(runId: number): Promise<boolean> {
     const now = nowIso();
-    const result = await this.db
-      .updateTable("runs")
-      .set({ status: "finished", finished_at: now, updated_at: now })
-      .where("id", "=", runId)
-      .where("status", "=", "started")
-      .where("finishing_at", "is not", null)
-      .executeTakeFirst();
-    return changed(result);
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("runs")
+        .set({ status: "finished", finished_at: now, updated_at: now })
+        .where("id", "=", runId)
+        .where("status", "=", "started")
+        .where("finishing_at", "is not", null)
+        .executeTakeFirst();
+      if (changed(result)) await unmark(trx, runId);
+      return changed(result);
+    });
   }
 
   /**
@@ -485,7 +488,10 @@ export class RunsRepository {
         .where("finishing_at", options.finishing ? "is not" : "is", null)
         .executeTakeFirst();
       // A run that ends without finishing never replaces results: what it staged is of no use.
-      if (changed(result)) await discardStaging(trx, [runId]);
+      if (changed(result)) {
+        await discardStaging(trx, [runId]);
+        await unmark(trx, runId);
+      }
       return changed(result);
     });
   }
@@ -893,7 +899,6 @@ export class RunsRepository {
   async clearEnded(runId: number, options: { stopping?: () => boolean } = {}): Promise<number> {
     const run = await this.db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirst();
     if (!run || ACTIVE_RUN_STATUSES.includes(run.status)) return 0;
-    await this.db.deleteFrom("run_working_marks").where("run_id", "=", runId).execute();
     let deleted = 0;
     // Batches follow the (run_id, key) index from where the last one ended: each read starts past the rows
     // deleted so far. Asking for "any PRUNE_BATCH rows of the run" each time started over from the front,

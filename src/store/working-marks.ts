@@ -33,3 +33,8 @@ export function lostWorkingTables(db: Kysely<Database>, runId?: number): Promise
 export async function workingTablesLost(db: Kysely<Database>, runId: number): Promise<boolean> {
   return (await lostWorkingTables(db, runId)).length > 0;
 }
+
+/** The run has ended (in the transaction that ends it): it has no working tables left to lose. */
+export async function unmark(db: Kysely<Database>, runId: number): Promise<void> {
+  await db.deleteFrom("run_working_marks").where("run_id", "=", runId).execute();
+}
