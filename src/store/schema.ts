@@ -250,9 +250,9 @@ export interface RunTasksTable {
   finished_at: string | null;
 }
 /**
- * A row per started run whose working tables (tasks, staging) are intact, from its start until it ends. On PostgreSQL the table is
- * unlogged like them (migration 020): a server crash empties it with them, and a run without its row is
- * failed rather than finished on what is left.
+ * A row per started run whose working tables (tasks, staging) are intact, from its start until it ends.
+ * On PostgreSQL the table is unlogged like them (migration 020): a server crash empties it with them, and
+ * a run without its row is failed rather than finished on what is left.
  */
 export interface RunWorkingMarksTable {
   run_id: number;
