@@ -4,6 +4,7 @@ import { badRequest } from "../core/errors.ts";
 import { nowIso } from "../core/formats.ts";
 import type { Seed } from "../core/seeds.ts";
 import type { CollectionsTable, Database } from "./schema.ts";
+import { WORKING_TABLES } from "./working-marks.ts";
 
 export type CollectionRow = Omit<CollectionsTable, "id"> & { id: number };
 
@@ -194,7 +195,7 @@ export class CollectionsRepository {
         );
       const outcome = { runs: await count("runs"), seeds: await count("seeds") };
       // The runs' working tables hold no foreign key on PostgreSQL (migration 020): their rows go by hand.
-      for (const table of ["run_tasks", "staged_entities", "staged_findings", "run_working_marks"] as const)
+      for (const table of WORKING_TABLES)
         await trx
           .deleteFrom(table)
           .where("run_id", "in", (eb) =>

@@ -7,6 +7,14 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, RunsTable } from "./schema.ts";
 
+/** A run's working tables: its tasks, its staging, and its mark; each row keyed by `run_id`. */
+export const WORKING_TABLES = [
+  "run_tasks",
+  "staged_entities",
+  "staged_findings",
+  "run_working_marks",
+] as const;
+
 export const WORKING_TABLES_LOST =
   "The database restarted without a clean shutdown during the run and lost the run's working tables (PostgreSQL empties its unlogged tables after a crash); the run was stopped and earlier results are kept. Run it again.";
 

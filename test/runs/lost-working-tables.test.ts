@@ -6,8 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { sql } from "kysely";
-import { WORKING_TABLES_LOST } from "../../src/store/working-marks.ts";
+import { WORKING_TABLES, WORKING_TABLES_LOST } from "../../src/store/working-marks.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import { TestWork } from "./fixtures/test-work.ts";
@@ -36,8 +35,7 @@ for (const { dialect, skip } of await dialects()) {
         const { runs, store } = t.server.services;
         assert.deepEqual(await runs.lostWorkingTables(), [], "a started run is marked");
         // What a crash leaves: the working tables empty, the run's row as it was.
-        const tables = ["run_tasks", "staged_entities", "staged_findings", "run_working_marks"];
-        for (const table of tables) await sql`delete from ${sql.table(table)}`.execute(store.db);
+        for (const table of WORKING_TABLES) await store.db.deleteFrom(table).execute();
         assert.equal(await runs.workingTablesLost(lost), true);
         assert.deepEqual(
           (await runs.lostWorkingTables()).map((run) => run.id),

@@ -11,13 +11,11 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { stagingRows } from "../../src/store/entities.ts";
 import type { Services } from "../../src/store/services.ts";
-import { WORKING_TABLES_LOST } from "../../src/store/working-marks.ts";
+import { WORKING_TABLES, WORKING_TABLES_LOST } from "../../src/store/working-marks.ts";
 import { stagedEntity } from "../helpers/result-fixtures.ts";
 import { servicesWithCollection } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 import { countTurns } from "../helpers/turns.ts";
-
-const WORKING_TABLES = ["run_tasks", "staged_entities", "staged_findings", "run_working_marks"] as const;
 
 for (const { dialect, skip } of await dialects()) {
   describe(`runs that end on ${dialect}`, { skip }, () => {
