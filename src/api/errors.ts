@@ -326,6 +326,18 @@ export const errorHandling = fp(async (app: FastifyInstance) => {
     if (status === 429) return send(reply, 429, "rate_limited", "Too many requests; wait and retry.");
     if (status && status >= 400 && status < 500) {
       const [code, message] = CLIENT_ERRORS[status] ?? ["bad_request", "The request is not valid."];
+      if (status === 415) {
+        const sent = request.headers["content-type"];
+        if (sent !== undefined && request.headers["content-encoding"] === undefined) {
+          request.log.info({ err: error }, "request refused");
+          return send(
+            reply,
+            415,
+            code,
+            `The body was sent as ${JSON.stringify((sent.split(";")[0] ?? "").trim().slice(0, 100))}; send it as JSON with Content-Type: application/json.`,
+          );
+        }
+      }
       request.log.info({ err: error }, "request refused");
       return send(reply, status, code, message);
     }

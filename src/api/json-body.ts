@@ -31,6 +31,9 @@ export function hasReservedKey(value: unknown): boolean {
 }
 
 export const jsonBodies = fp(async (app: FastifyInstance) => {
+  // Fastify reads text/plain too, which would hand a JSON text sent as text/plain to the schema as a
+  // string ("body must be an object"); refused instead, every non-JSON type answers 415 naming the type.
+  app.removeContentTypeParser("text/plain");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
     // A byte-order mark may start JSON text (RFC 8259 lets parsers ignore it); JSON.parse would not.
     const text = (body as string).replace(/^\uFEFF/, "");

@@ -189,6 +189,7 @@ export const openApi = fp(async (app: FastifyInstance) => {
   await app.register(swaggerUi, {
     routePrefix: "/docs",
     uiConfig: { docExpansion: "list", deepLinking: true },
+    theme: { title: "Sightline API" },
   });
   app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 });

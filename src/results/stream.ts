@@ -14,6 +14,7 @@ import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSy
 import fastJson from "fast-json-stringify";
 import { type TObject, type TSchema, Type } from "typebox";
 import { readableNumbers } from "../core/formats.ts";
+import { SEVERITIES } from "../core/severities.ts";
 
 export const FORMATS = ["json", "csv", "ndjson"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -123,9 +124,17 @@ async function* pieces(body: ResultBody, format: Format): AsyncGenerator<string>
   }
   const columns = Object.keys(schema.properties);
   yield csvLine(columns);
-  // CSV is read by people and spreadsheets: plain numbers where JSON has decimal-exponent strings.
-  for await (const row of rowsOf(body))
-    yield csvLine(columns.map((column) => readableNumbers(row[column], column)));
+  for await (const row of rowsOf(body)) yield csvLine(columns.map((column) => csvValue(row[column], column)));
+}
+
+/**
+ * A column's value as people and spreadsheets read it: plain numbers where JSON has decimal-exponent
+ * strings, and an issue's severity as its word (`critical` … `informational`).
+ */
+export function csvValue(value: unknown, column: string): unknown {
+  const plain = readableNumbers(value, column);
+  if (column !== "severity" || typeof plain !== "number") return plain;
+  return SEVERITIES[plain - 1] ?? plain;
 }
 
 /** The body's text in chunks of about CHUNK_CHARS. */

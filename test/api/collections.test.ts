@@ -200,8 +200,16 @@ for (const { dialect, skip } of await dialects()) {
         assertError(await t.request("GET", "/api/collections", { keys }), 401, /revoked/);
       });
 
-      const cases: Array<[string, { body?: unknown; raw?: string }, number, RegExp]> = [
+      const cases: Array<
+        [string, { body?: unknown; raw?: string; headers?: Record<string, string> }, number, RegExp]
+      > = [
         ["invalid JSON", { raw: '{"name": "x",' }, 400, /not valid JSON/],
+        [
+          "JSON sent as text/plain",
+          { raw: '{"name": "x8"}', headers: { "content-type": "text/plain; charset=utf-8" } },
+          415,
+          /sent as "text\/plain"; send it as JSON with Content-Type: application\/json/,
+        ],
         ["missing name", { body: { seeds: [] } }, 400, /name is required/],
         ["bad name characters", { body: { name: "Bad Name!" } }, 400, /name has characters outside/],
         ["name too long", { body: { name: "a".repeat(65) } }, 400, /name/],

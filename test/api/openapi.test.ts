@@ -99,6 +99,12 @@ describe("the OpenAPI document", () => {
     assert.equal(doc.paths["/api/collections/{collection_name}/hosts"].get.security, undefined);
   });
 
+  test("the /docs page's title names Sightline", async () => {
+    const page = await t.request("GET", "/docs/", { keys: null });
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<title>Sightline API<\/title>/);
+  });
+
   test("seed types and run states are enums", () => {
     const body = doc.paths["/api/collections"].post.requestBody.content["application/json"].schema;
     assert.deepEqual(body.properties.seeds.items.properties.type.enum, [...SEED_TYPES]);

@@ -15,9 +15,9 @@ const lines = [
   "2. In a third terminal, export the two keys that server printed on its first start:",
   "   export SERVICE_ACCESS_KEY=… SERVICE_SECRET_KEY=…",
   "3. Seed a collection with the lab's domains (globex.test holds its web applications) and run it:",
-  "   npx sightline collections create lab --seed Domain:acme.test --seed Domain:globex.test --scan-rate on_demand",
-  "   npx sightline run lab --watch",
-  "   npx sightline results lab hosts",
+  "   npm run -s sightline -- collections create lab --seed Domain:acme.test --seed Domain:globex.test --scan-rate on_demand",
+  "   npm run -s sightline -- run lab --watch",
+  "   npm run -s sightline -- results lab hosts",
 ];
 for (const line of lines) console.log(line);
 const stop = async () => {

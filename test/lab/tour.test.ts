@@ -37,7 +37,7 @@ function startLabProcess(): Promise<{ output: string; stop(): Promise<void> }> {
     const timer = setTimeout(() => reject(new Error(`the lab printed no tour:\n${output}`)), 30_000);
     const collect = (chunk: Buffer) => {
       output += chunk;
-      if (/npx sightline results lab hosts/.test(output)) {
+      if (/npm run -s sightline -- results lab hosts/.test(output)) {
         clearTimeout(timer);
         resolve({ output, stop });
       }

@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Ajv } from "ajv";
 import { formatDecimalExponent, parseDecimalExponent, readableNumbers } from "../../src/core/formats.ts";
+import { SEVERITIES } from "../../src/core/severities.ts";
 import {
   applicationName,
   type FixtureCollection,
@@ -399,8 +400,12 @@ for (const { dialect, skip } of await dialects()) {
       rows.forEach((row, i) => {
         const item = json[i];
         header.forEach((column, c) => {
-          // CSV is for people: the wire's decimal-exponent numbers are plain there ("0.1e1" → 1).
-          const value = readableNumbers(item[column], column);
+          // CSV is for people: the wire's decimal-exponent numbers are plain there ("0.1e1" → 1), and a
+          // severity is its word ("0.2e1" → high).
+          const value =
+            column === "severity"
+              ? SEVERITIES[parseDecimalExponent(item[column]) - 1]
+              : readableNumbers(item[column], column);
           if (typeof value === "object") assert.deepEqual(JSON.parse(row[c]), value, column);
           else assert.equal(row[c], String(value), column);
         });
