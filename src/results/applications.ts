@@ -5,21 +5,18 @@
  * NetBlock entities. A Uri seed that never answered is not an application.
  */
 
-import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import { strings, text } from "../core/details.ts";
 import { Fingerprint, fingerprintsOf } from "../core/facts.ts";
 import { formatDecimalExponent } from "../core/formats.ts";
 import {
-  collect,
   type EntityFilters,
   type EntityRowWithProvenance,
   inBatches,
   type Page,
-  ResultQueries,
+  type ResultQueries,
   type ResultRun,
 } from "../store/result-queries.ts";
-import type { Database } from "../store/schema.ts";
 import { entityFields } from "./common.ts";
 import { DecimalExponent, Timestamp } from "./formats.ts";
 import { NetworkIndex } from "./network.ts";
@@ -169,9 +166,3 @@ export async function* applicationItems(
 
 /** What the applications result reads: Uri entities the web probe described (they have an address). */
 export const APPLICATIONS: EntityFilters = { kinds: ["Uri"], applicationsOnly: true };
-
-/** The whole applications result of the latest finished run, in memory: for tests and small callers. */
-export async function applicationsView(entities: { db: Kysely<Database> }, collectionId: number) {
-  const queries = new ResultQueries(entities.db);
-  return collect(applicationItems(queries, await queries.run({ id: collectionId, name: "" }), {}, {}));
-}

@@ -4,18 +4,9 @@
  * wildcard and zone-transfer state, and the certificates naming it. Read a batch of names at a time.
  */
 
-import type { Kysely } from "kysely";
 import { DOMAIN_KINDS } from "../core/entities.ts";
 import { mergeDetails } from "../store/entities.ts";
-import {
-  collect,
-  type EntityFilters,
-  type EntityRow,
-  type Page,
-  ResultQueries,
-  type ResultRun,
-} from "../store/result-queries.ts";
-import type { Database } from "../store/schema.ts";
+import type { EntityFilters, EntityRow, Page, ResultQueries, ResultRun } from "../store/result-queries.ts";
 import { entityFields, strings, text } from "./common.ts";
 
 export const RECORD_TYPES = ["a", "aaaa", "cname", "mx", "ns", "txt", "soa", "caa", "srv"] as const;
@@ -82,10 +73,4 @@ export async function* domainItems(
     }
     if (group.length > 0) yield domainItem(fold(group));
   }
-}
-
-/** The whole domains result of the latest finished run, in memory: for tests and small callers. */
-export async function domainsView(entities: { db: Kysely<Database> }, collectionId: number, page: Page = {}) {
-  const queries = new ResultQueries(entities.db);
-  return collect(domainItems(queries, await queries.run({ id: collectionId, name: "" }), {}, page));
 }

@@ -4,7 +4,6 @@
  * addresses at a time, with the services of that batch.
  */
 
-import type { Kysely } from "kysely";
 import { type Static, Type } from "typebox";
 import { formatDecimalExponent, formatTimestamp } from "../core/formats.ts";
 import type { Details } from "../store/entities.ts";
@@ -13,11 +12,10 @@ import {
   type EntityRow,
   inBatches,
   type Page,
-  ResultQueries,
+  type ResultQueries,
   type ResultRun,
   release,
 } from "../store/result-queries.ts";
-import type { Database } from "../store/schema.ts";
 import { Geolocation, geolocation, strings, text } from "./common.ts";
 import { DecimalExponent, Timestamp } from "./formats.ts";
 
@@ -84,13 +82,4 @@ export async function* hostEntries(
     release(found);
     for (const address of batch) yield [address.name, host(address, services.get(address.name) ?? [])];
   }
-}
-
-/** The whole hosts result of the latest finished run, in memory: for tests and small callers. */
-export async function hostsView(entities: { db: Kysely<Database> }, collectionId: number, page: Page = {}) {
-  const queries = new ResultQueries(entities.db);
-  const run = await queries.run({ id: collectionId, name: "" });
-  const hosts: Record<string, Host> = {};
-  for await (const [ip, value] of hostEntries(queries, run, {}, page)) hosts[ip] = value;
-  return hosts;
 }

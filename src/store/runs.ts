@@ -352,17 +352,6 @@ export class RunsRepository {
     return row && this.#withUnwritten(row);
   }
 
-  /** The latest finished run of a collection: the one whose results are current. */
-  latestFinished(collectionId: number): Promise<RunRow | undefined> {
-    return this.db
-      .selectFrom("runs")
-      .selectAll()
-      .where("collection_id", "=", collectionId)
-      .where("status", "=", "finished")
-      .orderBy("id", "desc")
-      .executeTakeFirst();
-  }
-
   /** The newest `limit` finished runs of a collection, newest first (for a trend over runs). */
   newestFinished(
     collectionId: number,

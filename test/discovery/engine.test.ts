@@ -5,11 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { domainsView } from "../../src/results/domains.ts";
-import { hostsView } from "../../src/results/hosts.ts";
-import { netblocksView } from "../../src/results/netblocks.ts";
-import { recentView } from "../../src/results/recent.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
+import { domainsView, hostsView, netblocksView, recentView } from "../helpers/result-views.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 
 const LAB_SEEDS = [

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { hostsView } from "../../src/results/hosts.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
+import { hostsView } from "../helpers/result-views.ts";
 import {
   FAKE_EXPOSED,
   FAKE_LOCKED,

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discoveryModules } from "../../src/discovery/modules.ts";
-import { applicationsView } from "../../src/results/applications.ts";
 import { VulnerabilityRepository } from "../../src/store/vulns.ts";
 import { type DiscoveryFixture, discoveryFixture } from "../helpers/discovery.ts";
+import { applicationsView } from "../helpers/result-views.ts";
 import { type Lab, startLab } from "../lab/index.ts";
 
 describe("web discovery on the lab", () => {

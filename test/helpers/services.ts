@@ -1,5 +1,5 @@
 /**
- * Where tests find PostgreSQL and Redis. With CI set, a missing service fails the test; elsewhere the
+ * Where tests find PostgreSQL, Redis and MariaDB. With CI set, a missing service fails the test; elsewhere the
  * test is skipped with a sentence saying why.
  */
 import { connect } from "node:net";
@@ -7,6 +7,8 @@ import { connect } from "node:net";
 export const POSTGRES_URL =
   process.env.SIGHTLINE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const REDIS_URL = process.env.SIGHTLINE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+/** The machine's MariaDB (or MySQL), which the exposure checks greet; only its address is used. */
+export const MARIADB_URL = process.env.SIGHTLINE_TEST_MARIADB_URL ?? "mysql://127.0.0.1:3306";
 
 function reachable(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
