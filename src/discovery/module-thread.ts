@@ -61,9 +61,9 @@ export const DESCRIBED_RUNS = 64;
 /**
  * The thread's young generation. V8 sizes it from the machine's memory (64 MB of new space on a 24 GB
  * machine), and the thread's short-lived garbage (responses, template variables) then fills all of it
- * between collections: a /20 run peaked at 803 MB of RSS. 12 MB (two 4 MB semi-spaces, as
- * `--max-semi-space-size=4` gives the main thread, see bin/sightline.js) took it to 571 MB at the same
- * speed (docs/scale.md).
+ * between collections, and the process's peak RSS grows by hundreds of MB at a large run. 12 MB (two 4 MB
+ * semi-spaces, as `--max-semi-space-size=4` gives the main thread, see bin/sightline.js) keeps it small at
+ * the same speed.
  */
 const YOUNG_GENERATION_MB = 12;
 
@@ -115,9 +115,8 @@ export class ModuleThread implements ModuleRunner {
   /**
    * The run has no more tasks. With `release`, when no other run is described and no task is in flight,
    * the thread is ended: its heap, its compiled modules and its type stripper go back before a large
-   * run's finish makes a thread of its own (run-results.ts), instead of both at once (with that thread's
-   * smaller young generation, a /18's peak RSS fell from 763-791 MB to 614, docs/scale.md); the next
-   * task starts a new one. Without it (a small run, finished on the server's thread), the thread stays
+   * run's finish makes a thread of its own (run-results.ts), so the two threads' heaps are never held at
+   * once and the finish is not the run's peak of memory; the next task starts a new one. Without it (a small run, finished on the server's thread), the thread stays
    * for the next run.
    */
   forget(runId: number, options: { release?: boolean } = {}): void {
@@ -206,13 +205,11 @@ export class ModuleThread implements ModuleRunner {
 
   /**
    * The thread's answers come in bursts, all handled in one turn of the loop, and each goes on to the
-   * engine and the store, whose statements are synchronous on SQLite: at a run's start a burst held the
-   * server's thread for 130-290 ms (docs/scale.md, session 17). Each answer is delivered in a turn of its
-   * own, so requests and timers are served between two. A slice of 4 ms of deliveries per turn (session
-   * 17) was not enough: an answer's work goes on in the microtasks after its delivery (the engine's and
-   * the store's awaited statements), so a slice started several answers and the turn ran all their work,
-   * 30-65 ms at a /20's start; one a turn left the longest turn at 26-30 ms and halved the API's p99, at
-   * the same speed (session 18).
+   * engine and the store, whose statements are synchronous on SQLite: handled together, a burst at a
+   * run's start holds the server's thread for hundreds of milliseconds. Each answer is delivered in a turn
+   * of its own, so requests and timers are served between two. A time slice of deliveries per turn is not
+   * enough: an answer's work goes on in the microtasks after its delivery (the engine's and the store's
+   * awaited statements), so a slice that starts several answers runs all their work in one turn.
    */
   #deliver(answer: () => void): void {
     this.#arrived.push(answer);

@@ -32,9 +32,9 @@ export const SCHEDULED_PRIORITY = 5;
 
 /**
  * How long a task that waits (RunWork.waits) holds its slot before giving it back. Each slot starts at
- * most one such task per this time: at 250 ms the 8 slots started 32 a second, which bound a block of
- * unused addresses (three waiting tasks each) once host discovery's wait had shrunk (docs/scale.md,
- * Session 11). A task that ends sooner than this never joins the waiting ones.
+ * most one such task per this time, so it bounds how fast a block of unused addresses (three waiting
+ * tasks each) is gone through: at 250 ms the 8 slots would start only 32 a second. A task that ends
+ * sooner than this never joins the waiting ones.
  */
 const WAITING_AFTER_MS = 50;
 

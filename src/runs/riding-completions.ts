@@ -2,8 +2,7 @@
  * Completions that ride with the next task's start. A task done gives its slot back (the embedded queue's
  * pool of waiting jobs) and waits here with what it found and its follow-ups; the next task to start in
  * this process takes every waiting completion into its own start: one statement on PostgreSQL, one
- * commit on SQLite, where each completion was a statement or commit of its own (docs/scale.md, Sessions
- * 9 and 21). When no task starts within RIDE_WAIT_MS, the waiting completions are written on their own,
+ * commit on SQLite, instead of a statement or commit of its own for each completion. When no task starts within RIDE_WAIT_MS, the waiting completions are written on their own,
  * together. A completion with many follow-ups (more than RIDING_FOLLOW_UPS) or rows (more than
  * STAGING_PIECE in all) does not ride: it is written on its own, a large one in pieces
  * (RunsRepository.completeTask).

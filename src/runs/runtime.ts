@@ -43,7 +43,7 @@ export async function createRunSystem(
   const { config } = services;
   const worker = `${hostname()}:${process.pid}`;
   // BullMQ and ioredis are loaded only when Redis is configured (pg only with PostgreSQL): 7 MB less live
-  // heap in the embedded default's server, which every full collection must mark (docs/scale.md, Session 19).
+  // heap in the embedded default's server, which every full collection must mark.
   const queue: RunQueue = config.redisUrl
     ? new (await import("./bullmq-queue.ts")).BullRunQueue({
         redisUrl: config.redisUrl,

@@ -42,7 +42,7 @@ export function openStore(config: Pick<Config, "databaseUrl" | "dataDir">): Stor
     // same few, PostgreSQL kept choosing a custom plan for them (an array's length changes its cost), and
     // planning was a sixth of its CPU in a run. Each finds its rows by an index, so the plan made once must
     // never be a sequential scan: one planned while a run's first tasks were the table's only rows would
-    // be kept as the table grew (sessions 8 and 12 in docs/scale.md). The rest (the API, the merge) keeps
+    // be kept as the table grew. The rest (the API, the merge) keeps
     // custom plans, made for the tables as they are.
     const taskDb = postgresDatabase(
       config.databaseUrl,
@@ -75,7 +75,7 @@ export function openSqliteStore(file: string): Store {
   const database = new DatabaseSync(file);
   // Incremental auto-vacuum lets the pages a run's deleted staging rows leave go back to the file system
   // (free-space.ts). It takes effect only when set before the first table is created: a new database gets
-  // it; an existing one without it keeps working as before (docs/scale.md says how to convert it).
+  // it; an existing one without it keeps working as before (docs/operations.md says how to convert it).
   database.exec("PRAGMA auto_vacuum = INCREMENTAL;");
   // WAL lets readers proceed during a write; a busy timeout rides out another process's write.
   // synchronous = NORMAL is WAL's usual setting: a commit is not flushed to disk on its own (a power cut

@@ -503,7 +503,7 @@ class Versions<T extends "entities" | "findings"> {
    * looks up previous versions in the table it grows, inside its own transaction, where autovacuum's
    * statistics cannot follow; without them the planner took `name in (…)` as a filter over the index
    * range of the other key columns, reading every version of the kind written so far for each list of
-   * names, and a /16's merge grew with the square of its entities (docs/scale.md, Session 8). ANALYZE
+   * names, and a /16's merge grew with the square of its entities. ANALYZE
    * samples a bounded number of rows (its own transaction's new rows among them), and doubling keeps
    * it to a few per merge.
    */
@@ -896,9 +896,8 @@ export class EntitiesRepository {
       // The findings' endpoints are read from the entities just written.
       await writing;
       // PostgreSQL: the endpoints' look-ups below are planned with the statistics of the table before
-      // this merge (for a new collection, an empty one) unless it is analyzed now, and they grew with
-      // the run: the findings of a /16 took 54 s against 5 s at a /18, and 36 s with this analysis and
-      // the look-up filtered by run here, not in SQL (docs/scale.md, Session 7).
+      // this merge (for a new collection, an empty one) unless it is analyzed now, and they would grow
+      // faster than the run; the look-up below is filtered by run here, not in SQL, for the same reason.
       if (versions.written > ANALYZE_AFTER && trx.getExecutor().adapter instanceof PostgresAdapter)
         await sql`analyze entities`.execute(trx);
 

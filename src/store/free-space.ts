@@ -7,7 +7,7 @@
  * first table exists), so free pages can be handed back to the file system a few at a time with
  * `PRAGMA incremental_vacuum(N)`. Each step is its own short write transaction, sized to take about
  * STEP_MS, and the event loop is served between steps. A database created before (auto_vacuum = 0) keeps
- * its free pages for later rows; `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` converts it (docs/scale.md).
+ * its free pages for later rows; `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` converts it (docs/operations.md).
  *
  * PostgreSQL: a plain `VACUUM` of the tables the rows were deleted from makes their space reusable and
  * gives back the empty pages at the end of each table. It runs in the database (nothing here waits on

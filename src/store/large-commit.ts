@@ -3,17 +3,16 @@
  *
  * With `wal_autocheckpoint` (1,000 pages) the commit that takes the log past it copies the whole log
  * into the database before it returns: the final merge of a large run commits tens of megabytes, and
- * its commit held every request for about half a second at a /19 (docs/scale.md, session 13). So
+ * such a commit would hold every request for about half a second at a /19. So
  * around such a transaction the writer's own checkpoints are off, and once it has committed a thread
  * of its own copies the log back (PASSIVE: it never waits for, or holds up, a reader or the writer),
  * every 20 ms, until the log has started over (a write that begins when the whole log is copied back
  * starts it over), so what the writer adds meanwhile is copied too; or until it is all copied with the
  * writer idle, whose next write starts it over. Then the writer's checkpoints come back. Should the
- * writer never leave such a moment (a thread checkpointing all the time under a run's continuous
- * writes: session 13's reverted attempt), the thread gives up after about two seconds and
- * the writer's checkpoints copy the rest between two of its commits. Leaving the writer that rest
- * as soon as less than a checkpoint's worth was uncopied (sessions 13 to 16) cost its thread a
- * checkpoint of the writes made during the copy, and its sync: 170-260 ms at 32,768 hosts (session 17).
+ * writer never leave such a moment (under a run's continuous writes), the thread gives up after about
+ * two seconds and the writer's checkpoints copy the rest between two of its commits. The thread copies
+ * to the end rather than leaving the writer the last checkpoint's worth, which would cost the writer's
+ * thread a checkpoint of the writes made during the copy, and its sync.
  * PostgreSQL: a plain transaction.
  */
 import { type Kysely, SqliteAdapter, sql, type Transaction } from "kysely";

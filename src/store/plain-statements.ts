@@ -1,8 +1,8 @@
 /**
  * The store's hottest statements as plain SQL text, sent without Kysely's query builder. A discovery task
  * writes a few small statements (its start, its staging, its follow-ups, its completion); building each
- * with the builder (immutable nodes frozen at every step, then compiled) cost about as much CPU as SQLite
- * took to run it: 2 s of the server's main thread at /20 (docs/scale.md, Session 13). The texts here
+ * with the builder (immutable nodes frozen at every step, then compiled) costs about as much CPU as SQLite
+ * takes to run it, on the server's main thread. The texts here
  * are made once per shape and kept, in each dialect's parameter syntax; the builder keeps every other
  * query.
  */

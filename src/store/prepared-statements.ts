@@ -2,7 +2,7 @@
  * Named (prepared) statements for the PostgreSQL pool's hot queries. Kysely sends every query as an
  * unnamed statement, which PostgreSQL parses and plans again each time; a run sends the same handful of
  * statements for every task (claim, stage, follow-ups, completion), so naming them lets each connection
- * prepare each once. Measured on the scale bench's /20: about a tenth of the run's time (docs/scale.md).
+ * prepare each once (the scale bench's /20 measures what it saves).
  *
  * Bounded: a query is named once it has been seen twice, and at most MAX_NAMED queries are (queries
  * whose text varies, such as IN lists of every length, stay unnamed once the budget is spent).

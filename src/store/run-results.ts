@@ -4,15 +4,15 @@
  * of its own.
  *
  * A large run's finish is the longest work the server's process does: at a /16 the merge folds a million
- * sightings for minutes, its SQLite commit waited 0.7 s and the first reads after it 1 s, each a stretch
- * in which no request was answered (docs/scale.md, sessions 16 and 17). On a thread with connections of
- * its own, none of it is on the event loop. SQLite allows one writer: while the thread writes, this
+ * sightings for minutes, and its SQLite commit and the first reads after it take most of a second each,
+ * stretches in which no request would be answered on the server's thread. On a thread with connections
+ * of its own, none of it is on the event loop. SQLite allows one writer: while the thread writes, this
  * thread holds its writer connection in a transaction of nothing (large-commit.ts, so its checkpoints
  * stay off and the log is copied back on a thread afterwards), and its other writes wait for the finish
  * as they waited for the merge's transaction before; reads go on through the reader connection.
  * PostgreSQL needs nothing held. The thread then gives back the space of the staging rows the merge
- * deleted, in one step (free-space.ts): on this thread, in steps between requests, a /16's took 25-40 ms
- * a step at times (session 18). Starting a thread and loading the store there costs about half a
+ * deleted, in one step (free-space.ts), where in steps between requests on the server's thread a /16's
+ * would take tens of milliseconds a step. Starting a thread and loading the store there costs about half a
  * second, so a small run's finish stays here.
  */
 import { type Kysely, SqliteAdapter } from "kysely";

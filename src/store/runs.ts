@@ -624,7 +624,7 @@ export class RunsRepository {
     const now = nowIso();
     // A completion of many rows (a zone transfer's sightings and their follow-ups) writes them ahead in
     // pieces, each its own commit, then marks the task done as a small completion does: one commit of them
-    // all held the server's event loop 0.5 s on SQLite (docs/scale.md, Session 19). The task is not done
+    // all would hold the server's event loop for as long as SQLite takes to write them. The task is not done
     // until the last, so nobody takes the run for finished meanwhile; should the writing stop between
     // pieces, the task is done again: its follow-ups are in the run already (added once), its sightings
     // are staged again (merged as one).
@@ -892,7 +892,7 @@ export class RunsRepository {
     // Batches follow the (run_id, key) index from where the last one ended: each read starts past the rows
     // deleted so far. Asking for "any PRUNE_BATCH rows of the run" each time started over from the front,
     // past every row deleted before, which PostgreSQL keeps in the index until a vacuum: quadratic over a
-    // run's tasks (13.6 ms and 6,238 pages a batch at the end of a /18 with autovacuum off; Session 15).
+    // run's tasks.
     // A task finishing after its run ended may add keys behind the cursor: the sweep takes those.
     let after: string | undefined;
     while (!options.stopping?.()) {

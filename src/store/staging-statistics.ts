@@ -6,8 +6,7 @@
  * With autovacuum off (as on this project's CI server) or behind, the plan made for an empty table was kept
  * for the whole run: the look-up of a name's staged sightings took `kind in (…)` as a filter over the run's
  * range of the (run_id, kind, name, id) index instead of a key, so each look-up read every staged row of the
- * run, and a domain-seeded /18 spent 60 s of the server's CPU in it (4.6 ms and 433 pages a look-up, against
- * 0.12 ms and 16 pages with statistics; docs/scale.md, Session 15).
+ * run (at a domain-seeded /18, tens of times the pages of a look-up with statistics).
  *
  * So each process counts the rows it writes to a run's working tables and analyzes them each time that
  * count has doubled (from FIRST): a few ANALYZEs per run, each sampling a bounded number of rows, each
