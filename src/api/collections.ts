@@ -3,10 +3,11 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { badRequest, conflict, type ErrorDetail, forbidden, notFound } from "../core/errors.ts";
 import { formatTimestamp } from "../core/formats.ts";
+import { portSpecProblem, type ScanProfile } from "../core/scan-profile.ts";
 import { checkSeed, type Seed, uniqueSeeds } from "../core/seeds.ts";
 import type { Principal } from "../store/accounts.ts";
 import { apiActor, recordAudit } from "../store/audit.ts";
-import type { CollectionRow, CollectionsRepository } from "../store/collections.ts";
+import { type CollectionRow, type CollectionsRepository, scanProfileOf } from "../store/collections.ts";
 import {
   COLLECTION_NAME,
   COMMON_ERRORS,
@@ -22,6 +23,19 @@ import {
   PageOffset,
   SeedsChange,
 } from "./schemas.ts";
+
+/** A profile the schema let through whose port list cannot be scanned answers 400 with the reason. */
+export function checkScanProfile(
+  profile: { ports?: string } | null | undefined,
+): ScanProfile | null | undefined {
+  const problem = profile?.ports !== undefined ? portSpecProblem(profile.ports) : undefined;
+  if (problem)
+    throw badRequest(`scan_profile.ports ${problem}. Nothing was saved.`, [
+      { field: "scan_profile.ports", message: problem },
+    ]);
+  // The schema has checked every other field (the preset's and the wordlist's names among them).
+  return profile as ScanProfile | null | undefined;
+}
 
 /** Checks every seed; one 400 names each bad one, so nothing is half-written. */
 export function parseSeeds(input: unknown[] | undefined): Seed[] {
@@ -98,6 +112,7 @@ async function describeCollection(
     name: row.name,
     team_id: row.team_id,
     scan_rate: row.scan_rate,
+    scan_profile: scanProfileOf(row),
     created_at: formatTimestamp(row.created_at),
     updated_at: formatTimestamp(row.updated_at),
     seed_count: total,
@@ -151,6 +166,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
           [{ field: "name", message: "must contain a letter or a digit" }],
         );
       const seeds = parseSeeds(body.seeds);
+      const profile = checkScanProfile(body.scan_profile);
       const teamId = chooseTeam(request.principal, body.team_id);
       const row = await repository.create(
         request.principal.accountId,
@@ -163,8 +179,14 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
             ...apiActor(request.principal, request),
             action: "collection.create",
             target: `collection:${body.name}`,
-            details: { team_id: teamId, seeds_added: added, scan_rate: body.scan_rate ?? "auto" },
+            details: {
+              team_id: teamId,
+              seeds_added: added,
+              scan_rate: body.scan_rate ?? "auto",
+              ...(profile ? { scan_profile: profile } : {}),
+            },
           }),
+        profile,
       );
       // Names are unique per account, so the name may belong to a collection of a team the caller is not
       // in: one sentence for every reason, which never confirms that such a collection exists.
@@ -216,7 +238,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags,
-        summary: "Add seeds to a collection (and optionally change its scan rate)",
+        summary: "Add seeds to a collection (and optionally change its scan rate or scan profile)",
         description:
           "Seeds already in the collection are left as they are. `name`, when given, must repeat the collection's name. `team_id` cannot change here.",
         params: CollectionParams,
@@ -246,8 +268,10 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ]);
       }
       const seeds = parseSeeds(body.seeds);
+      const profile = checkScanProfile(body.scan_profile);
       const { added, total } = await repository.addSeeds(row.id, seeds, {
         scanRate: body.scan_rate,
+        scanProfile: profile,
         alongWith: (trx, { added }) =>
           recordAudit(trx, {
             ...apiActor(request.principal, request),
@@ -257,6 +281,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox = async (app) => {
               seeds_given: seeds.length,
               seeds_added: added,
               ...(body.scan_rate !== undefined ? { scan_rate: body.scan_rate } : {}),
+              ...(profile !== undefined ? { scan_profile: profile } : {}),
             },
           }),
       });

@@ -4,7 +4,9 @@
  */
 
 import { type TSchema, Type } from "typebox";
+import { OrNull } from "../core/or-null.ts";
 import { SCAN_RATES } from "../core/runs.ts";
+import { ScanProfileSchema } from "../core/scan-profile.ts";
 import { SEED_TYPES } from "../core/seeds.ts";
 import { patternMeaning } from "./errors.ts";
 import { DOCUMENTED } from "./openapi.ts";
@@ -127,6 +129,12 @@ export const CollectionBody = Type.Object(
           "Automatic run rate: auto follows the account status (active daily, trial weekly); a collection may only choose a slower one.",
       }),
     ),
+    scan_profile: Type.Optional(
+      OrNull(ScanProfileSchema, {
+        description:
+          "The collection's scan profile (a Sightline extension): a preset and the settings it overrides; null goes back to the server's settings.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,6 +148,9 @@ export const Collection = Type.Object({
   name: Type.String(),
   team_id: Type.Integer(),
   scan_rate: Type.String(),
+  scan_profile: OrNull(ScanProfileSchema, {
+    description: "The collection's scan profile (a Sightline extension); null: the server's settings.",
+  }),
   created_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
   updated_at: Type.String({ description: "YYYY-MM-DD HH:MM:SS UTC" }),
   seed_count: Type.Integer({ description: "Every seed of the collection (the same as seeds_total)." }),

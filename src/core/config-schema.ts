@@ -93,7 +93,7 @@ export const CONFIG_SCHEMA = Type.Object(
     dnsWordlist: text("small", {
       env: "SIGHTLINE_DNS_WORDLIST",
       description:
-        "Subdomain brute-force words: `small` (shipped default), `large` (shipped), or a file with one label a line.",
+        "Subdomain brute-force words: `small` (shipped default), `large` (shipped), `off` (no brute force), or a file with one label a line.",
     }),
     depth: whole(4, {
       env: "SIGHTLINE_DEPTH",
@@ -164,6 +164,18 @@ export const CONFIG_SCHEMA = Type.Object(
       unit: "milliseconds",
       description:
         "The shortest wait host discovery learns: once 8 addresses of a network (an IPv4 /16, an IPv6 /48) have answered, its others are waited for their round trip as those answers show it (the smoothed time and four times its variation, as nmap times its probes), at least this long and at most SIGHTLINE_HOST_DISCOVERY_TIMEOUT_MS. The UDP pass leaves an address that neither answers nor refuses any of its questions after the same wait (at most SIGHTLINE_BANNER_TIMEOUT_MS). Set it to the larger of those two timeouts to always wait the whole of each.",
+    }),
+    udp: text("on", {
+      env: "SIGHTLINE_UDP",
+      enum: ["on", "off"],
+      description:
+        "The UDP pass: each address is asked the well-known UDP questions (DNS, NTP, SNMP, …): `on` or `off`. A collection's scan profile may set it for its own runs.",
+    }),
+    exposureChecks: text("on", {
+      env: "SIGHTLINE_EXPOSURE_CHECKS",
+      enum: ["on", "off"],
+      description:
+        "The active exposure checks (one read-only exchange per identified service that proves an exposure, docs/exposures.md): `on` or `off`. A collection's scan profile may set it for its own runs.",
     }),
     bannerTimeoutMs: whole(1500, {
       env: "SIGHTLINE_BANNER_TIMEOUT_MS",

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.ts";
+import type { ScanProfile } from "./scan-profile.ts";
 
 /** The configuration keys a run fixes when it is created. */
 export const RUN_SETTING_KEYS = [
@@ -26,6 +27,8 @@ export const RUN_SETTING_KEYS = [
   "bannerMaxBytes",
   "bannerTimeoutMs",
   "hostDiscovery",
+  "udp",
+  "exposureChecks",
   "hostDiscoveryTimeoutMs",
   "hostDiscoveryMinTimeoutMs",
   "dnsMaxRecords",
@@ -46,17 +49,22 @@ export type RunSettings = Pick<Config, (typeof RUN_SETTING_KEYS)[number]> & {
    * the run is created: a worker on another machine may not have the file, or another one under its name.
    */
   dnsWordlistLines?: string[];
+  /** The collection's scan profile the run applied (its preset and every field it set), if it had one. */
+  profile?: ScanProfile;
 };
+
+/** Shipped wordlists and `off`; anything else names a file. */
+const NAMED_WORDLISTS = new Set(["small", "large", "off"]);
 
 /** Largest wordlist file carried with a run (its lines travel in the run's row). */
 export const MAX_WORDLIST_FILE_BYTES = 4 * 1024 * 1024;
 
 /** The settings a run created now by a process with `config` uses. */
 export function runSettingsFrom(config: Config): RunSettings {
-  const settings = Object.fromEntries(
+  const settings: RunSettings = Object.fromEntries(
     RUN_SETTING_KEYS.map((key) => [key, structuredClone(config[key])]),
-  ) as RunSettings;
-  if (config.dnsWordlist !== "small" && config.dnsWordlist !== "large") {
+  ) as Pick<Config, (typeof RUN_SETTING_KEYS)[number]>;
+  if (!NAMED_WORDLISTS.has(config.dnsWordlist)) {
     const text = readFileSync(config.dnsWordlist, "utf8");
     if (Buffer.byteLength(text) > MAX_WORDLIST_FILE_BYTES)
       throw new Error(
@@ -87,6 +95,8 @@ export function describeRunSettings(settings: RunSettings) {
     banner_max_bytes: settings.bannerMaxBytes,
     banner_timeout_ms: settings.bannerTimeoutMs,
     host_discovery: settings.hostDiscovery,
+    udp: settings.udp ?? "on",
+    exposure_checks: settings.exposureChecks ?? "on",
     host_discovery_timeout_ms: settings.hostDiscoveryTimeoutMs,
     host_discovery_min_timeout_ms: settings.hostDiscoveryMinTimeoutMs,
     dns_max_records: settings.dnsMaxRecords,
@@ -99,5 +109,6 @@ export function describeRunSettings(settings: RunSettings) {
     template_tags: settings.templateTags,
     template_severities: settings.templateSeverities,
     template_allow: settings.templateAllow,
+    ...(settings.profile ? { profile: settings.profile } : {}),
   };
 }

@@ -135,6 +135,17 @@ interface RunContext {
   depth: number;
   /** The largest seeded block whose addresses are scanned. */
   maxBlockAddresses: number;
+  /** Modules the run's settings switch off (its scan profile's UDP, brute force, exposure checks). */
+  modulesOff: ReadonlySet<string>;
+}
+
+/** The modules a run's settings switch off, by name. */
+export function modulesSwitchedOff(settings: RunSettings): Set<string> {
+  const off = new Set<string>();
+  if (settings.udp === "off") off.add("udp");
+  if (settings.exposureChecks === "off") off.add("exposures");
+  if (settings.dnsWordlist === "off") off.add("dns-brute");
+  return off;
 }
 
 export interface EngineDependencies {
@@ -389,7 +400,9 @@ export class DiscoveryEngine implements RunWork {
   /** The tasks of the modules consuming the entity's kind, unless the name may not be explored or depth is spent. */
   #tasksFor(entity: FoundEntity, depth: number, ancestors: Ancestor[], run: RunContext): TaskSpec[] {
     if (NAME_KINDS.has(entity.kind) && !run.scope.mayExploreName(entity.name)) return [];
-    const modules = this.#modules.filter((module) => module.consumes.includes(entity.kind));
+    const modules = this.#modules.filter(
+      (module) => module.consumes.includes(entity.kind) && !run.modulesOff.has(module.name),
+    );
     return this.#tasks(modules, entity, depth, ancestors, run.depth);
   }
 
@@ -507,7 +520,9 @@ export class DiscoveryEngine implements RunWork {
           ]
         : service.ancestors;
       return this.#tasks(
-        modules.filter((module) => module.consumes.includes("NetworkService")),
+        modules.filter(
+          (module) => module.consumes.includes("NetworkService") && !context.modulesOff.has(module.name),
+        ),
         entity,
         service.depth,
         ancestors,
@@ -533,6 +548,7 @@ export class DiscoveryEngine implements RunWork {
         description: { id: run.id, settings, seeds, scanAllow, scanDeny },
         depth: stored.depth,
         maxBlockAddresses: stored.maxBlockAddresses,
+        modulesOff: modulesSwitchedOff(stored),
       }));
       // Runs that fail never reach finish; keep the cache small.
       setBounded(this.#runs, run.id, context, 64);

@@ -4,6 +4,7 @@ import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import { OrNull } from "../core/or-null.ts";
 import { describeRunSettings, type RunSettings } from "../core/run-settings.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
+import { ScanProfileSchema } from "../core/scan-profile.ts";
 import type { RunRow } from "../store/runs.ts";
 
 const Timestamp = (description: string) =>
@@ -101,6 +102,9 @@ export const RunSettingsView = Type.Object(
           "Shortest wait host discovery learns from a network's answers (absent from runs created before the setting, which always waited host_discovery_timeout_ms).",
       }),
     ),
+    udp: Type.String({ description: "Whether the UDP pass ran: on or off." }),
+    exposure_checks: Type.String({ description: "Whether the active exposure checks ran: on or off." }),
+    profile: Type.Optional(ScanProfileSchema),
     dns_max_records: Integers("Records of one type kept per name."),
     dns_max_txt_length: Integers("Characters of one TXT record kept."),
     axfr_max_records: Integers("Records read from one zone transfer."),

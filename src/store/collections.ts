@@ -2,11 +2,17 @@
 import type { Kysely } from "kysely";
 import { badRequest } from "../core/errors.ts";
 import { nowIso } from "../core/formats.ts";
+import type { ScanProfile } from "../core/scan-profile.ts";
 import type { Seed } from "../core/seeds.ts";
 import type { CollectionsTable, Database } from "./schema.ts";
 import { WORKING_TABLES } from "./working-marks.ts";
 
 export type CollectionRow = Omit<CollectionsTable, "id"> & { id: number };
+
+/** A collection's stored scan profile, or null when it has none (its runs use the server's settings). */
+export function scanProfileOf(row: Pick<CollectionRow, "scan_profile">): ScanProfile | null {
+  return row.scan_profile ? (JSON.parse(row.scan_profile) as ScanProfile) : null;
+}
 
 /** Writes that must commit or roll back with a change (its audit entry), given the change's outcome. */
 export type AlongWith<T> = (trx: Kysely<Database>, outcome: T) => Promise<void>;
@@ -54,6 +60,7 @@ export class CollectionsRepository {
     seeds: Seed[],
     scanRate = "auto",
     alongWith?: AlongWith<{ row: CollectionRow; added: number }>,
+    scanProfile?: ScanProfile | null,
   ): Promise<CollectionRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const now = nowIso();
@@ -64,6 +71,7 @@ export class CollectionsRepository {
           team_id: teamId,
           name,
           scan_rate: scanRate,
+          scan_profile: scanProfile ? JSON.stringify(scanProfile) : null,
           created_at: now,
           updated_at: now,
         })
@@ -79,13 +87,18 @@ export class CollectionsRepository {
   }
 
   /**
-   * Adds seeds (those already present are left as they are) and optionally sets the scan rate, all in one
-   * transaction. Answers how many seeds were new.
+   * Adds seeds (those already present are left as they are) and optionally sets the scan rate and the
+   * scan profile (null: back to the server's settings), all in one transaction. Answers how many seeds
+   * were new.
    */
   async addSeeds(
     collectionId: number,
     seeds: Seed[],
-    options: { scanRate?: string; alongWith?: AlongWith<{ added: number }> } = {},
+    options: {
+      scanRate?: string;
+      scanProfile?: ScanProfile | null;
+      alongWith?: AlongWith<{ added: number }>;
+    } = {},
   ): Promise<{ added: number; total: number }> {
     return this.db.transaction().execute(async (trx) => {
       // First, so that on PostgreSQL the collection's row lock orders concurrent additions: the count
@@ -95,6 +108,9 @@ export class CollectionsRepository {
         .set({
           updated_at: nowIso(),
           ...(options.scanRate !== undefined ? { scan_rate: options.scanRate } : {}),
+          ...(options.scanProfile !== undefined
+            ? { scan_profile: options.scanProfile ? JSON.stringify(options.scanProfile) : null }
+            : {}),
         })
         .where("id", "=", collectionId)
         .returning("name")

@@ -9,6 +9,8 @@ import { pace, yieldToLoop } from "../core/pace.ts";
 import type { RunSettings } from "../core/run-settings.ts";
 import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
+import { applyProfile } from "../core/scan-profile.ts";
+import { scanProfileOf } from "./collections.ts";
 import {
   insertStaging,
   joinStaging,
@@ -272,6 +274,13 @@ export class RunsRepository {
     db: Kysely<Database> = this.db,
   ): Promise<RunRow | undefined> {
     const now = nowIso();
+    const collection = await db
+      .selectFrom("collections")
+      .select("scan_profile")
+      .where("id", "=", collectionId)
+      .executeTakeFirst();
+    // The collection's profile over this process's settings, fixed now: the run records what it scans.
+    const settings = this.settings && applyProfile(this.settings, collection && scanProfileOf(collection));
     return db
       .insertInto("runs")
       .values({
@@ -283,7 +292,7 @@ export class RunsRepository {
         updated_at: now,
         tasks_total: 0,
         tasks_done: 0,
-        settings: this.settings ? JSON.stringify(this.settings) : null,
+        settings: settings ? JSON.stringify(settings) : null,
       })
       .onConflict((oc) => oc.doNothing())
       .returningAll()

@@ -42,6 +42,8 @@ export interface CollectionsTable {
   team_id: number;
   name: string;
   scan_rate: string;
+  /** The scan profile as JSON text (core/scan-profile.ts); null: the server's settings. */
+  scan_profile: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -19,6 +19,7 @@ import { compressedJson } from "./017-compressed-json.ts";
 import { stagingIndexPrefixes } from "./018-staging-index-prefixes.ts";
 import { stagedServicesByAddress } from "./019-staged-services-by-address.ts";
 import { unloggedWorkingTables } from "./020-unlogged-working-tables.ts";
+import { collectionScanProfiles } from "./021-collection-scan-profiles.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -42,6 +43,7 @@ export const migrations: Record<string, DialectMigration> = {
   "018-staging-index-prefixes": stagingIndexPrefixes,
   "019-staged-services-by-address": stagedServicesByAddress,
   "020-unlogged-working-tables": unloggedWorkingTables,
+  "021-collection-scan-profiles": collectionScanProfiles,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */

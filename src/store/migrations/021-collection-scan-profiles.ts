@@ -1,0 +1,11 @@
+import type { DialectMigration } from "./helpers.ts";
+
+/**
+ * A collection's scan profile (its preset and the settings it overrides, as JSON text; null: the
+ * server's settings), which each of its runs applies when it is created.
+ */
+export const collectionScanProfiles: DialectMigration = {
+  async up(db) {
+    await db.schema.alterTable("collections").addColumn("scan_profile", "text").execute();
+  },
+};
