@@ -1,6 +1,6 @@
 /**
  * Client commands for collections and their results, through the public API of a running server:
- *   sightline collections list|show|create|add-seeds|delete-seed|delete-seeds|delete
+ *   sightline collections list|show|create|update|add-seeds|delete-seed|delete-seeds|delete
  *   sightline results <collection> <kind> [--format table|json|csv]
  * Seeds come from `--seed TYPE:NAME` (repeatable), bare `--seed NAME` (type detected), or `--seeds-file`
  * (one per line, `TYPE NAME`, `TYPE,NAME` or a bare name; `#` comments, blank lines and a `type,name`
@@ -87,6 +87,71 @@ function seedOptions(command: Command): Command {
     .option("--json", "print JSON");
 }
 
+type ProfileOptions = {
+  profile?: string;
+  ports?: string;
+  udp?: boolean;
+  wordlist?: string;
+  depth?: string;
+  rate?: string;
+  exposureChecks?: boolean;
+  templateLibrary?: boolean;
+};
+
+/** The scan-profile options of `collections create` and `collections update`. */
+function profileOptions(command: Command): Command {
+  return command
+    .option("--profile <preset>", "scan profile preset: quick, default or thorough")
+    .option("--ports <ports>", 'TCP ports: top100, top1000 or a list such as "22,80,443,8000-8100"')
+    .option("--udp", "run the UDP pass")
+    .option("--no-udp", "skip the UDP pass")
+    .option("--wordlist <list>", "subdomain brute force: off, small or large")
+    .option("--depth <steps>", "how far discovery follows from a seed (1-10)")
+    .option("--rate <per-second>", "network operations per second across a run (0 = unlimited)")
+    .option("--exposure-checks", "run the exposure checks")
+    .option("--no-exposure-checks", "skip the exposure checks")
+    .option("--template-library", "run Sightline's template library")
+    .option("--no-template-library", "skip Sightline's template library");
+}
+
+const wholeNumber = (text: string, option: string): number => {
+  if (!/^\d+$/.test(text.trim())) throw new CliError(`${option} must be a whole number, not "${text}"`, 2);
+  return Number(text);
+};
+
+/** The profile fields the options set (the server checks their values and says what is wrong). */
+function profileFrom(options: ProfileOptions): Record<string, unknown> {
+  const profile: Record<string, unknown> = {};
+  if (options.profile !== undefined) profile.preset = options.profile;
+  if (options.ports !== undefined) profile.ports = options.ports;
+  if (options.udp !== undefined) profile.udp = options.udp;
+  if (options.wordlist !== undefined) profile.dns_wordlist = options.wordlist;
+  if (options.depth !== undefined) profile.depth = wholeNumber(options.depth, "--depth");
+  if (options.rate !== undefined) profile.rate_limit = wholeNumber(options.rate, "--rate");
+  if (options.exposureChecks !== undefined) profile.exposure_checks = options.exposureChecks;
+  if (options.templateLibrary !== undefined) profile.template_library = options.templateLibrary;
+  return profile;
+}
+
+/** A profile as a person reads it: "preset thorough, ports 22,443, UDP off, depth 2". */
+export function describeProfile(profile: Record<string, unknown> | null): string {
+  if (!profile) return "none (the server's settings)";
+  const onOff = (value: unknown) => (value ? "on" : "off");
+  const words: Record<string, (value: unknown) => string> = {
+    preset: (value) => `preset ${value}`,
+    ports: (value) => `ports ${value}`,
+    udp: (value) => `UDP ${onOff(value)}`,
+    dns_wordlist: (value) => `brute-force wordlist ${value}`,
+    depth: (value) => `depth ${value}`,
+    rate_limit: (value) => (value === 0 ? "no rate limit" : `${value} operations a second`),
+    exposure_checks: (value) => `exposure checks ${onOff(value)}`,
+    template_library: (value) => `template library ${onOff(value)}`,
+  };
+  return Object.entries(profile)
+    .map(([key, value]) => words[key]?.(value) ?? `${key} ${value}`)
+    .join(", ");
+}
+
 /** Flattens a result into rows: the hosts object becomes one row per IP. */
 export function resultRows(kind: string, result: unknown): Array<Record<string, unknown>> {
   if (Array.isArray(result))
@@ -155,20 +220,27 @@ export function registerCollectionCommands(program: Command): void {
       >(collectionPath(collection));
       if (options.json) return output(true, result);
       const { seeds, ...rest } = result;
-      output(false, rest);
+      output(false, {
+        ...rest,
+        scan_profile: describeProfile(result.scan_profile as Record<string, unknown> | null),
+      });
       console.log("");
       output(false, seeds, ["type", "name"]);
       const total = Number(result.seeds_total ?? seeds.length);
       if (total > seeds.length) console.log(`(the first ${seeds.length} of ${total} seeds)`);
     });
 
-  seedOptions(collections.command("create <collection>").description("create a collection with its seeds"))
+  profileOptions(
+    seedOptions(collections.command("create <collection>").description("create a collection with its seeds")),
+  )
     .option("--team <id>", "the team that owns it (default: your default team)")
     .option("--scan-rate <rate>", "auto, on_demand, daily, weekly or monthly")
-    .action(async (collection: string, options: SeedOptions) => {
+    .action(async (collection: string, options: SeedOptions & ProfileOptions) => {
       const body: Record<string, unknown> = { name: collection, seeds: collectSeeds(options) };
       if (options.team !== undefined) body.team_id = options.team;
       if (options.scanRate !== undefined) body.scan_rate = options.scanRate;
+      const profile = profileFrom(options);
+      if (Object.keys(profile).length > 0) body.scan_profile = profile;
       const result = await new ApiClient(clientSettings(options)).post<{ seed_count: number }>(
         "/api/collections",
         body,
@@ -193,6 +265,55 @@ export function registerCollectionCommands(program: Command): void {
       else
         console.log(`Added ${result.seeds_added} new seeds to ${collection}; it has ${result.seed_count}.`);
     });
+
+  profileOptions(
+    withClientOptions(
+      collections
+        .command("update <collection>")
+        .description("change a collection's scan rate or scan profile (the fields given; the rest is kept)"),
+    ),
+  )
+    .option("--scan-rate <rate>", "auto, on_demand, daily, weekly or monthly")
+    .option("--reset-profile", "drop the scan profile: runs use the server's settings")
+    .option("--json", "print JSON")
+    .action(
+      async (
+        collection: string,
+        options: Options & ProfileOptions & { scanRate?: string; resetProfile?: boolean },
+      ) => {
+        const changes = profileFrom(options);
+        if (options.resetProfile && Object.keys(changes).length > 0)
+          throw new CliError(
+            "--reset-profile drops the whole profile; give it without other profile options",
+            2,
+          );
+        if (!options.resetProfile && Object.keys(changes).length === 0 && options.scanRate === undefined)
+          throw new CliError(
+            "Nothing to change: give --scan-rate, a profile option (--profile, --ports, …) or --reset-profile",
+            2,
+          );
+        const client = new ApiClient(clientSettings(options));
+        const body: Record<string, unknown> = {};
+        if (options.scanRate !== undefined) body.scan_rate = options.scanRate;
+        if (options.resetProfile) body.scan_profile = null;
+        else if (Object.keys(changes).length > 0) {
+          // The API replaces a profile whole: the options given change only their own fields.
+          const current = await client.get<{ scan_profile: Record<string, unknown> | null }>(
+            collectionPath(collection),
+          );
+          body.scan_profile = { ...(current.scan_profile ?? {}), ...changes };
+        }
+        await client.post(collectionPath(collection), body);
+        const result = await client.get<{ scan_rate: string; scan_profile: Record<string, unknown> | null }>(
+          collectionPath(collection),
+        );
+        if (options.json)
+          return output(true, { scan_rate: result.scan_rate, scan_profile: result.scan_profile });
+        console.log(
+          `Updated ${collection}: scan rate ${result.scan_rate}; scan profile ${describeProfile(result.scan_profile)}.`,
+        );
+      },
+    );
 
   withClientOptions(
     collections.command("delete-seeds <collection>").description("delete all seeds of a collection"),
