@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.ts";
-import type { ScanProfile } from "./scan-profile.ts";
+import { resolveProfile, type ScanProfile } from "./scan-profile.ts";
 
 /** The configuration keys a run fixes when it is created. */
 export const RUN_SETTING_KEYS = [
@@ -111,4 +111,22 @@ export function describeRunSettings(settings: RunSettings) {
     template_allow: settings.templateAllow,
     ...(settings.profile ? { profile: settings.profile } : {}),
   };
+}
+
+/** The settings of a run of a collection with `profile`, over the server's `settings`. */
+export function applyProfile(settings: RunSettings, profile: ScanProfile | null | undefined): RunSettings {
+  if (!profile) return settings;
+  const fields = resolveProfile(profile);
+  const applied: RunSettings = { ...settings, profile: { preset: profile.preset ?? "default", ...fields } };
+  if (fields.ports !== undefined) applied.ports = fields.ports;
+  if (fields.udp !== undefined) applied.udp = fields.udp ? "on" : "off";
+  if (fields.dns_wordlist !== undefined) {
+    applied.dnsWordlist = fields.dns_wordlist;
+    delete applied.dnsWordlistLines;
+  }
+  if (fields.depth !== undefined) applied.depth = fields.depth;
+  if (fields.rate_limit !== undefined) applied.rateLimit = fields.rate_limit;
+  if (fields.exposure_checks !== undefined) applied.exposureChecks = fields.exposure_checks ? "on" : "off";
+  if (fields.template_library !== undefined) applied.templateLibrary = fields.template_library ? "on" : "off";
+  return applied;
 }

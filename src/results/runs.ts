@@ -4,7 +4,7 @@ import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import { OrNull } from "../core/or-null.ts";
 import { describeRunSettings, type RunSettings } from "../core/run-settings.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
-import { ScanProfileSchema } from "../core/scan-profile.ts";
+import { ScanProfileSchema } from "../core/scan-profile-schema.ts";
 import type { RunRow } from "../store/runs.ts";
 
 const Timestamp = (description: string) =>
