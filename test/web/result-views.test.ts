@@ -1,12 +1,14 @@
 /**
  * Result views a new user found wanting, in Chromium: the applications' "In scope" column, the KEV flag
- * of vulnerabilities, and runs-page texts that match the collection's scan rate.
+ * of vulnerabilities, runs-page texts that match the collection's scan rate, and a host with no open
+ * port saying which ports its run tried.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { buildRun } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { force, waitForRun } from "../runs/helpers.ts";
 import { chromiumSkipReason, openBrowser, signIn } from "./browser.ts";
 
 describe("result views", { skip: chromiumSkipReason() }, () => {
@@ -15,7 +17,7 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
   let page: Page;
 
   before(async () => {
-    t = await startTestServer("sqlite", { schedulerIntervalSeconds: 3600 });
+    t = await startTestServer("sqlite", { schedulerIntervalSeconds: 3600, scanAllow: ["127.77.0.0/16"] });
     for (const [name, scanRate] of [
       ["fx", "on_demand"],
       ["auto", "auto"],
@@ -64,5 +66,24 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
     await t.request("POST", "/api/collections", { body: { name: "quiet", scan_rate: "on_demand" } });
     await page.goto(`${t.url}/collections/quiet/runs`);
     await page.getByText("No runs yet. This collection runs only when asked: start one now.").waitFor();
+  });
+
+  test("a host with no open port says which ports the run tried", async () => {
+    // A real run of the collection's own profile: two ports where nothing listens on a loopback address.
+    const created = await t.request("POST", "/api/collections", {
+      body: {
+        name: "lone-host",
+        scan_rate: "on_demand",
+        seeds: [{ type: "IpAddress", name: "127.77.0.9" }],
+        scan_profile: { preset: "quick", ports: "1,9" },
+      },
+    });
+    assert.equal(created.status, 200, created.text);
+    const id = await force(t, "lone-host");
+    const run = await waitForRun(t, "lone-host", id, "finished", "failed");
+    assert.equal(run.status, "finished", run.error);
+    await page.goto(`${t.url}/collections/lone-host/hosts`);
+    const row = page.locator("tbody tr", { hasText: "127.77.0.9" });
+    await row.getByText("none open among 1,9").waitFor();
   });
 });
