@@ -86,4 +86,43 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
     const row = page.locator("tbody tr", { hasText: "127.77.0.9" });
     await row.getByText("none open among 1,9").waitFor();
   });
+
+  test("the hosts filter searches the open ports, a select keeps hosts with open ports, and both live in the address", async () => {
+    const hosts = (await t.request("GET", "/api/collections/fx/hosts")).body.result as Record<
+      string,
+      { ports: Array<{ number: string; protocol: string }> }
+    >;
+    const withSsh = Object.values(hosts).filter((host) =>
+      host.ports.some((port) => port.number === "0.22e2"),
+    ).length;
+    assert.ok(withSsh > 0 && withSsh < Object.keys(hosts).length);
+    await page.goto(`${t.url}/collections/fx/hosts`);
+    await page.getByLabel("Filter hosts").fill("22/tcp");
+    await page.getByText(`Showing 1–${withSsh} of ${withSsh} hosts`).waitFor();
+    await page.waitForURL(/[?&]q=22%2Ftcp/);
+    await page.reload();
+    assert.equal(
+      await page.getByLabel("Filter hosts").inputValue(),
+      "22/tcp",
+      "the filter came back from the address",
+    );
+    await page.getByText(`Showing 1–${withSsh} of ${withSsh} hosts`).waitFor();
+
+    await page.getByLabel("Filter hosts").fill("");
+    await page.getByLabel("Open ports").selectOption("with open ports");
+    const all = Object.keys(hosts).length;
+    await page.getByText(`Showing 1–${Math.min(all, 25)} of ${all} hosts`).waitFor();
+    await page.waitForURL(/[?&]f\.ports=with\+open\+ports/);
+
+    await page.goto(`${t.url}/collections/lone-host/hosts?f.ports=no+open+port`);
+    assert.equal(await page.getByLabel("Open ports").inputValue(), "no open port");
+    await page.locator("tbody tr", { hasText: "127.77.0.9" }).waitFor();
+  });
+
+  test("the issues' severity choices read as words", async () => {
+    await page.goto(`${t.url}/collections/fx/issues`);
+    const options = await page.getByLabel("Severity").locator("option").allInnerTexts();
+    assert.ok(options.length > 1, options.join(", "));
+    for (const option of options.slice(1)) assert.match(option, /^(critical|high|medium|low|informational)$/);
+  });
 });

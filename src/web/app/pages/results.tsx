@@ -38,6 +38,10 @@ import {
 
 type Row = Record<string, unknown>;
 
+/** A host's open ports as a person reads them: "22/tcp, 443/tcp". */
+const openPorts = (host: Host) =>
+  (host.ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`).join(", ");
+
 /** What a view's columns may say beyond its rows. */
 interface ViewContext {
   /** The ports the latest finished run scanned, as a person reads them ("the top 100"). */
@@ -185,9 +189,10 @@ export const RESULT_VIEWS: ResultView[] = [
         id: "ports",
         label: "Open ports",
         value: (row) => ((row as Host).ports ?? []).length,
-        render: (row) =>
-          ((row as Host).ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`).join(", ") ||
-          (portsTried ? `none open among ${portsTried}` : "none"),
+        text: (row) => openPorts(row as Host),
+        render: (row) => openPorts(row as Host) || (portsTried ? `none open among ${portsTried}` : "none"),
+        filter: true,
+        filterValues: (row) => [((row as Host).ports ?? []).length > 0 ? "with open ports" : "no open port"],
         numeric: true,
       },
       { id: "net_name", label: "Network", value: (row) => String(row.net_name ?? "") },
@@ -264,7 +269,7 @@ export const RESULT_VIEWS: ResultView[] = [
         value: (row) => toNumber(row.severity),
         render: (row) => <SeverityBadge severity={row.severity} />,
         filter: true,
-        filterLabel: (value) => `${value} ${severityName(value)}`,
+        filterLabel: (value) => severityName(value),
       },
       {
         id: "entity",
@@ -439,9 +444,11 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
       )}
       {rows.length > 0 && (
         <DataTable
+          key={view.tab}
           noun={view.noun}
           rows={rows}
           columns={view.columns(rows, { portsTried })}
+          inUrl
           rowKey={view.rowKey ?? ((row, index) => String(row.name ?? index))}
           onOpen={view.details ? setOpen : undefined}
           initialSort={view.tab === "issues" ? { id: "severity" } : undefined}
