@@ -146,6 +146,14 @@ describe("--json and --jsonl against a real server", () => {
     ] as const)
       assert.deepEqual(JSON.parse(await sightline([...args, "--json"])), await api(path), args.join(" "));
 
+    // Watching a run: --json the run when it ends, --jsonl the run each time it changes (here: once, ended).
+    const [latest] = await api("/api/collections/fx/runs");
+    const run = await api(`/api/collections/fx/runs/${latest.id}`);
+    assert.deepEqual(JSON.parse(await sightline(["runs", "watch", "fx", "--json"])), run);
+    assert.deepEqual(jsonLines(await sightline(["runs", "watch", "fx", String(latest.id), "--jsonl"])), [
+      run,
+    ]);
+
     // --format json stays an alias; hosts, an object keyed by address, stream as {ip, …} lines.
     const hosts = await api("/api/collections/fx/hosts");
     assert.deepEqual(JSON.parse(await sightline(["results", "fx", "hosts", "--format", "json"])), hosts);
@@ -307,23 +315,30 @@ describe("sightline completion bash|zsh|fish", () => {
     assert.equal(complete("sightline", "results", "acme", "hosts", "--w"), "--wide");
   });
 
-  test("zsh: zsh -n accepts it, and its tables hold each command's subcommands and options", (context) => {
+  test("zsh: zsh -n accepts it, and _sightline offers each command line's subcommands and options", (context) => {
     if (!installed("zsh")) return context.skip("zsh is not installed (apt-get install zsh)");
     assert.equal(spawnSync("zsh", ["-n", join(dir, "zsh")]).status, 0);
-    const reply = (fn: string, path: string) =>
-      runIn("zsh", `compdef() {}; source ${join(dir, "zsh")}; ${fn} '${path}'; print -rl -- $reply`)
+    // zsh's own menu functions print what they are given; the rest is the script's, run by zsh.
+    const offered = (...line: string[]) =>
+      runIn(
+        "zsh",
+        `compdef() {}; _describe() { print -rl -- \${(P)4} }; _files() { print '(files)' }
+source ${join(dir, "zsh")}
+words=(${line.map((word) => `'${word}'`).join(" ")}); CURRENT=${line.length}; _sightline`,
+      )
         .trim()
-        .split("\n");
-    assert.ok(
-      reply("_sightline_subcommands", "").includes(
-        "collections:manage collections and seeds (through the API)",
-      ),
-    );
-    assert.deepEqual(
-      reply("_sightline_subcommands", "runs").map((entry) => entry.split(":")[0]),
-      ["list", "watch", "show", "cancel", "help"],
-    );
-    assert.ok(reply("_sightline_options", "collections list").some((entry) => entry.startsWith("--jsonl:")));
+        .split("\n")
+        .map((entry) => entry.split(":")[0]);
+    assert.ok(offered("sightline", "").includes("collections"));
+    assert.deepEqual(offered("sightline", "--url", "http://x", "runs", ""), [
+      "list",
+      "watch",
+      "show",
+      "cancel",
+      "help",
+    ]);
+    assert.ok(offered("sightline", "collections", "list", "--js").includes("--jsonl"));
+    assert.deepEqual(offered("sightline", "vulndb", "import", ""), ["(files)"]);
   });
 
   test("fish: fish -n accepts it, and complete -C offers what the command line allows", (context) => {
