@@ -458,7 +458,13 @@ export function registerCollectionCommands(program: Command): void {
         // The server's NDJSON export: the list's items as they are read, never held whole here.
         const response = await client.download(collectionPath(collection, `/${kind}?format=ndjson`));
         const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-        return pipeline(body, process.stdout as Writable, { end: false });
+        try {
+          return await pipeline(body, process.stdout as Writable, { end: false });
+        } catch (error) {
+          // The reader stopped reading (`| head`): it has what it wanted, which is no error.
+          if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+          return;
+        }
       }
       // The issues table shows a finding seen through several names of one service once, as the API
       // groups it; --wide and the json and csv outputs keep one item per entity.
