@@ -15,7 +15,7 @@ import { resultRows } from "../../src/cli/collections.ts";
 import { registerCommands } from "../../src/cli/commands.ts";
 import { allCommands, commandTree } from "../../src/cli/completion.ts";
 import { ENVIRONMENT } from "../../src/core/config.ts";
-import { runClientCommand } from "../helpers/processes.ts";
+import { runClientCommand, spawnSightline } from "../helpers/processes.ts";
 import { buildRun } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -178,6 +178,23 @@ describe("--json and --jsonl against a real server", () => {
       assert.deepEqual(jsonLines(await sightline([...args, "--jsonl"])), whole, args.join(" "));
     }
     assert.deepEqual(JSON.parse(await sightline(["migrate", "--json"])), { applied: [] });
+  });
+
+  test("--jsonl into a reader that stops early (| head) ends quietly", async () => {
+    const account = (await t.server.services.accounts.findAccount("default"))!;
+    await t.request("POST", "/api/collections", { body: { name: "big", scan_rate: "on_demand", seeds: [] } });
+    const row = (await t.server.services.collections.findInAccount(account.id, "big"))!;
+    await buildRun(t.server.services.store.db, { collectionId: row.id, name: "big" }, { hosts: 300 });
+    const child = spawnSightline(["results", "big", "applications", "--jsonl"], {
+      HOME: home,
+      SIGHTLINE_URL: t.url,
+      SERVICE_ACCESS_KEY: t.admin.accessKey,
+      SERVICE_SECRET_KEY: t.admin.secretKey,
+    });
+    // Like `head -1`: the first line read, then the pipe closed while the rest is still coming.
+    child.child.stdout?.once("data", () => child.child.stdout?.destroy());
+    assert.equal(await child.exited, 0, child.output());
+    assert.doesNotMatch(child.output(), /EPIPE|sightline:/);
   });
 
   test("usage errors: two formats at once, --jsonl of one object", async () => {
