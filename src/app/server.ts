@@ -69,7 +69,7 @@ export async function startServer(
       } else {
         const file = writeFirstStartKeys(config.dataDir, lines);
         announce(
-          `Your API keys were written to ${file} (mode 0600, readable only by this user); keep them somewhere safe and delete the file.`,
+          `Your API keys (SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY) were written to ${file} (mode 0600, readable only by this user): read them with cat (in a container, docker compose exec server cat ${file}), keep them somewhere safe and delete the file.`,
         );
       }
     } else {

@@ -47,7 +47,9 @@ function serve(
       const url = /listening on (http:\/\/\S+) /.exec(output)?.[1];
       if (!url) return;
       // Not a terminal: the generated keys are in a 0600 file whose path is printed, not on stdout.
-      const file = /API keys were written to (\S+) /.exec(output)?.[1];
+      const file = /API keys \(SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY\) were written to (\S+) /.exec(
+        output,
+      )?.[1];
       const keys = file ? readFileSync(file, "utf8") : output;
       const access = /SERVICE_ACCESS_KEY=(\S+)/.exec(keys)?.[1] ?? "";
       const secret = /SERVICE_SECRET_KEY=(\S+)/.exec(keys)?.[1] ?? "";

@@ -112,6 +112,12 @@ describe("secrets", () => {
         } else {
           assert.equal(printed, undefined, "no secret in the log");
           assert.ok(file, output);
+          // The line names the keys, so `logs | grep SERVICE_` finds it, and says how to read the file.
+          assert.match(output, /API keys \(SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY\) were written to /);
+          assert.match(
+            output,
+            new RegExp(`docker compose exec server cat ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
+          );
           assert.equal(statSync(file).mode & 0o777, 0o600);
           const keys = readFileSync(file, "utf8");
           const access = /SERVICE_ACCESS_KEY=(\S+)/.exec(keys)![1];

@@ -88,7 +88,9 @@ test("the lab's printed tour works as printed, and scans only the lab's ports", 
   const listening = await server.waitForLine(/listening on http/, 30_000);
   const url = /(http:\/\/\S+?)[\s,)]/.exec(`${listening} `)![1]!;
   // Not a terminal: the generated keys are in a 0600 file whose path is printed, not on standard output.
-  const file = /API keys were written to (\S+) /.exec(server.output())?.[1];
+  const file = /API keys \(SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY\) were written to (\S+) /.exec(
+    server.output(),
+  )?.[1];
   const keys = file ? readFileSync(file, "utf8") : server.output();
   const key = (name: string) => new RegExp(`${name}=(\\S+)`).exec(keys)?.[1];
   const admin = { accessKey: key("SERVICE_ACCESS_KEY")!, secretKey: key("SERVICE_SECRET_KEY")! };
