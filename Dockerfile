@@ -20,16 +20,28 @@ RUN npm ci --no-audit --no-fund \
 
 # --- runtime --------------------------------------------------------------------------------------------
 FROM node:24-slim
+# The release and commit (`docker build --build-arg VERSION=$(node -p 'require("./package.json").version')
+# --build-arg COMMIT=$(git rev-parse HEAD) .`): the image has no .git, so `sightline --version`, /healthz
+# and /metrics read the commit from SIGHTLINE_BUILD_COMMIT.
+ARG VERSION=unknown
+ARG COMMIT=unknown
+LABEL org.opencontainers.image.title="Sightline" \
+      org.opencontainers.image.description="Self-hosted attack-surface management" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.licenses="MIT"
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    SIGHTLINE_DATA_DIR=/data
+    SIGHTLINE_DATA_DIR=/data \
+    SIGHTLINE_BUILD_COMMIT=${COMMIT}
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/src ./src
 COPY vulndb ./vulndb
+COPY templates ./templates
 COPY LICENSE ./
 # Runs as the image's unprivileged `node` user (uid 1000); the data directory is its own.
 RUN mkdir -p /data && chown node:node /data

@@ -2,7 +2,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { sql } from "kysely";
 import { Type } from "typebox";
+import { buildInfo } from "../core/build-info.ts";
 import type { HealthCheck } from "../core/health.ts";
+
+/** The release and commit in the answer (the version of package.json; the commit or "unknown"). */
+const BUILD = {
+  version: Type.String({ description: "The release the server runs (package.json's version)." }),
+  commit: Type.String({ description: "The commit the server was built from, or unknown." }),
+};
 
 const Check = Type.Object({ ok: Type.Boolean() });
 
@@ -34,10 +41,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
         // Public: overrides the document's default of needing the key pair.
         security: [],
         description:
-          "Whether each dependency answers, without internals; why one does not is in the server log.",
+          "Whether each dependency answers, without internals (why one does not is in the server log), and the release and commit the server runs.",
         response: {
-          200: Type.Object({ status: Type.Literal("ok"), checks: Type.Record(Type.String(), Check) }),
-          503: Type.Object({ status: Type.Literal("degraded"), checks: Type.Record(Type.String(), Check) }),
+          200: Type.Object({
+            status: Type.Literal("ok"),
+            checks: Type.Record(Type.String(), Check),
+            ...BUILD,
+          }),
+          503: Type.Object({
+            status: Type.Literal("degraded"),
+            checks: Type.Record(Type.String(), Check),
+            ...BUILD,
+          }),
         },
       },
     },
@@ -57,7 +72,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks?: Record<string, H
       const healthy = results.every(([, result]) => result.ok);
       return reply
         .status(healthy ? 200 : 503)
-        .send({ status: healthy ? "ok" : "degraded", checks: Object.fromEntries(results) });
+        .send({ status: healthy ? "ok" : "degraded", checks: Object.fromEntries(results), ...buildInfo() });
     },
   );
 };

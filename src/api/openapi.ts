@@ -5,6 +5,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifySchema } from "fastify";
 import fp from "fastify-plugin";
+import { buildInfo } from "../core/build-info.ts";
 import { SEED_TYPES } from "../core/seeds.ts";
 import { fallbackOperationId, OPERATIONS } from "./operations.ts";
 
@@ -169,7 +170,7 @@ export const openApi = fp(async (app: FastifyInstance) => {
       openapi: "3.1.0",
       info: {
         title: "Sightline API",
-        version: "1",
+        version: buildInfo().version,
         license: { name: "MIT", identifier: "MIT" },
         description:
           "Attack-surface management: collections of seeds, runs that discover what is reachable behind them, and their results. Every answer is the envelope {success, message, result}; errors add {error: {code, details}}. Timestamps are `YYYY-MM-DD HH:MM:SS UTC`; numbers marked decimal-exponent are strings like `0.443e3`.",

@@ -10,6 +10,7 @@ import { timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import client from "prom-client";
+import { buildInfo } from "../core/build-info.ts";
 import type { Counter, GaugeValue, Histogram, Labels, MetricsExposition } from "../core/metrics.ts";
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -34,6 +35,13 @@ export class MetricsRegistry implements MetricsExposition {
     }
     // The heap figure this project served before prom-client, kept under its name for dashboards.
     this.gauge("nodejs_heap_used_bytes", "V8 heap in use, in bytes.", () => process.memoryUsage().heapUsed);
+    const { version, commit } = buildInfo();
+    this.gauge(
+      "sightline_build_info",
+      "The release and commit this process runs: always 1, with them as labels.",
+      () => [{ labels: { version, commit }, value: 1 }],
+      ["version", "commit"],
+    );
   }
 
   get contentType(): string {

@@ -1,18 +1,13 @@
 /** The `sightline` command. */
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { describeBuild } from "../core/build-info.ts";
 import { ConfigError } from "../core/config.ts";
 import { registerCommands } from "./commands.ts";
 import { CliError } from "./output.ts";
 
-/** The version of package.json, which CHANGELOG.md follows. */
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
-
 const program = new Command("sightline")
   .description("Sightline: self-hosted attack-surface management")
-  .version(version, "-V, --version", "print the version")
+  .version(describeBuild(), "-V, --version", "print the release and the commit")
   .showHelpAfterError()
   .exitOverride();
 

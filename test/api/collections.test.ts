@@ -1,6 +1,8 @@
 /** Collection management over real HTTP, on SQLite and PostgreSQL. */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
+import { buildInfo } from "../../src/core/build-info.ts";
 import { type Keys, startTestServer, type TestServer } from "../helpers/server.ts";
 import { dialects } from "../helpers/stores.ts";
 
@@ -39,8 +41,15 @@ for (const { dialect, skip } of await dialects()) {
     test("health answers without keys", async () => {
       const response = await t.request("GET", "/healthz", { keys: null });
       assert.equal(response.status, 200);
-      // Public: no dialect, version or address in it.
-      assert.deepEqual(response.body, { status: "ok", checks: { database: { ok: true } } });
+      // Public: no dialect or address in it; the release and commit, as --version and /metrics say them.
+      const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+      assert.deepEqual(response.body, {
+        status: "ok",
+        checks: { database: { ok: true } },
+        version,
+        commit: buildInfo().commit,
+      });
+      assert.match(response.body.commit, /^([0-9a-f]{7,40}|unknown)$/);
     });
 
     test("create, list, add seeds, delete seeds — all in the envelope", async () => {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
+import { buildInfo } from "../../src/core/build-info.ts";
 import { sample } from "../helpers/metrics.ts";
 import { type Sightline, spawnSightline } from "../helpers/processes.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -69,6 +70,10 @@ describe("the server's /metrics", () => {
       assert.equal(declared.get(name), kind, name);
     assert.ok((sample(text, "process_resident_memory_bytes") ?? 0) > 10_000_000);
     assert.equal(sample(text, 'sightline_auth_failures_total{outcome="unauthorized"}'), 1);
+    // The release and commit, as labels of a gauge that is always 1.
+    const { version, commit } = buildInfo();
+    assert.equal(declared.get("sightline_build_info"), "gauge");
+    assert.equal(sample(text, `sightline_build_info{version="${version}",commit="${commit}"}`), 1);
   });
 
   test("passes promtool check metrics", { skip: noPromtool }, async () => {
