@@ -1,7 +1,7 @@
 /**
  * What the store costs per discovery task, on each dialect: a task's start, what it found (two staged
  * entities) and its completion, written the three ways the run machinery can write them —
- * - apart: the start, the staging and the completion, a statement (or commit) each, as before session 9;
+ * - apart: the start, the staging and the completion, a statement (or commit) each;
  * - staging with the completion: the start, then what it found in the completion's statement or
  *   transaction (a task whose sightings may pair as virtual hosts still stages apart);
  * - riding: the completion (with what it found) in the next task's start, one statement or commit

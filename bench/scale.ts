@@ -457,7 +457,7 @@ async function runSightline(
     polling = true;
     // The server's thread (this one) as a timer sees it: the longest it held every request.
     // It records the time between two ticks of a 10 ms timer, so an idle loop reads 10 ms: the delay is
-    // what it records less the 10 ms (LOOP_RESOLUTION_MS; sessions up to 17 reported it with them).
+    // what it records less the 10 ms (LOOP_RESOLUTION_MS).
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
     loopDelay.enable();
     const started = performance.now();

@@ -1,6 +1,6 @@
 /**
  * The embedded default's server loads no client of a service it does not use: BullMQ, ioredis and pg
- * stay out of its heap (every full collection marks what is loaded; docs/scale.md, Session 19).
+ * stay out of its heap (every full collection marks what is loaded, so an unused client costs every pause).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,7 +1,7 @@
 /**
  * A task that finds tens of thousands of entities (a zone transfer's records) is turned into staging rows
- * and follow-up tasks a slice at a time: the server's loop comes round meanwhile. It held the loop about
- * 0.4 s on a domain-seeded /16 (docs/scale.md, Session 19).
+ * and follow-up tasks a slice at a time: the server's loop comes round meanwhile, never held for the whole
+ * task's findings at once.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";

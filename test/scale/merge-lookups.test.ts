@@ -2,8 +2,7 @@
  * The final merge's look-ups of previous versions on PostgreSQL. The merge grows the tables it looks up
  * in, inside its own transaction, where statistics cannot follow: without them the planner took
  * `name in (…)` as a filter over the other key columns' range, reading every row of the kind written so
- * far for each list of 100 names, and a /16's merge grew with the square of its entities (docs/scale.md,
- * Session 8). The merge now refreshes the statistics as it grows; each ANALYZE holds its table's lock to
+ * far for each list of 100 names, and a /16's merge grew with the square of its entities. The merge now refreshes the statistics as it grows; each ANALYZE holds its table's lock to
  * the end of the merge's transaction, so two merges at once queue there (and must never deadlock).
  * SQLite's planner keeps the list in the index without statistics.
  */

@@ -200,7 +200,7 @@ describe("incremental vacuum on SQLite", () => {
       } finally {
         await services.store.close();
       }
-      // The conversion docs/scale.md gives, with the server stopped.
+      // The conversion docs/operations.md gives, with the server stopped.
       const convert = new DatabaseSync(file);
       convert.exec("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;");
       convert.close();
