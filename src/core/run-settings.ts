@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.ts";
 import type { ScanProfile } from "./scan-profile.ts";
+import { chooseSources, sourceKeyKey } from "./sources.ts";
 
 /** The configuration keys a run fixes when it is created. */
 export const RUN_SETTING_KEYS = [
@@ -41,6 +42,12 @@ export const RUN_SETTING_KEYS = [
   "templateTags",
   "templateSeverities",
   "templateAllow",
+  "sources",
+  "permutations",
+  "sourceMaxBytes",
+  "sourceTimeoutMs",
+  "sourceRetries",
+  "sourceMaxNames",
 ] as const satisfies readonly (keyof Config)[];
 
 export type RunSettings = Pick<Config, (typeof RUN_SETTING_KEYS)[number]> & {
@@ -49,6 +56,10 @@ export type RunSettings = Pick<Config, (typeof RUN_SETTING_KEYS)[number]> & {
    * the run is created: a worker on another machine may not have the file, or another one under its name.
    */
   dnsWordlistLines?: string[];
+  /** Why each passive source the run does not ask is not asked (no key, not chosen). */
+  sourcesSkipped?: Record<string, string>;
+  /** The words of a permutation word file (`permutationWords`), read when the run is created. */
+  permutationWordLines?: string[];
   /** The collection's scan profile the run applied (its preset and every field it set), if it had one. */
   profile?: ScanProfile;
 };
@@ -71,6 +82,21 @@ export function runSettingsFrom(config: Config): RunSettings {
         `SIGHTLINE_DNS_WORDLIST "${config.dnsWordlist}" is larger than ${MAX_WORDLIST_FILE_BYTES / 1024 / 1024} MB; use a smaller list.`,
       );
     settings.dnsWordlistLines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
+  }
+  // The choice is fixed with the run; the keys it depends on stay the server's and are not stored.
+  const { chosen, skipped } = chooseSources(config.sources, (id) => config[sourceKeyKey(id)] !== "");
+  settings.sources = chosen;
+  settings.sourcesSkipped = skipped;
+  if (config.permutationWords) {
+    const text = readFileSync(config.permutationWords, "utf8");
+    if (Buffer.byteLength(text) > MAX_WORDLIST_FILE_BYTES)
+      throw new Error(
+        `SIGHTLINE_PERMUTATION_WORDS "${config.permutationWords}" is larger than ${MAX_WORDLIST_FILE_BYTES / 1024 / 1024} MB; use a smaller list.`,
+      );
+    settings.permutationWordLines = text
+      .split(/\r?\n/)
+      .map((line) => line.trim().toLowerCase())
+      .filter((line) => line !== "");
   }
   return settings;
 }
@@ -109,6 +135,13 @@ export function describeRunSettings(settings: RunSettings) {
     template_tags: settings.templateTags,
     template_severities: settings.templateSeverities,
     template_allow: settings.templateAllow,
+    sources: settings.sources,
+    permutations: settings.permutations,
+    permutation_words: settings.permutationWordLines?.length ?? null,
+    source_max_bytes: settings.sourceMaxBytes,
+    source_timeout_ms: settings.sourceTimeoutMs,
+    source_retries: settings.sourceRetries,
+    source_max_names: settings.sourceMaxNames,
     ...(settings.profile ? { profile: settings.profile } : {}),
   };
 }

@@ -117,6 +117,19 @@ export const RunSettingsView = Type.Object(
     template_tags: Names("Only templates with one of these tags run; empty: every tag."),
     template_severities: Names("Only templates of these severities run; empty: all."),
     template_allow: Names("Intrusive tags (intrusive, dos, fuzz, bruteforce) allowed to run."),
+    sources: Type.Optional(
+      Names(
+        "Passive sources asked (SIGHTLINE_SOURCES); empty: every keyless one and every keyed one with a key.",
+      ),
+    ),
+    permutations: Type.Optional(Integers("Permuted names resolved per domain (0: none).")),
+    permutation_words: Type.Optional(
+      OrNull(Type.Integer(), { description: "Words of a permutation word file; null: the shipped words." }),
+    ),
+    source_max_bytes: Type.Optional(Integers("Bytes of one passive source's answer read.")),
+    source_timeout_ms: Type.Optional(Integers("Time one passive source's request may take.")),
+    source_retries: Type.Optional(Integers("Retries of a passive source's request after 429 or 5xx.")),
+    source_max_names: Type.Optional(Integers("Names kept from one passive source per seed.")),
   },
   {
     description:

@@ -109,7 +109,11 @@ export async function discoveryFixture(
   modules?: readonly DiscoveryModule[],
 ): Promise<DiscoveryFixture> {
   const testStore: TestStore = await createTestStore(dialect);
-  const config = loadConfig({}, { ...testStore.config, logLevel: "silent", ...overrides });
+  // Passive sources are outside services: none is asked unless a test brings its fakes.
+  const config = loadConfig(
+    {},
+    { ...testStore.config, logLevel: "silent", sources: ["none"], permutations: 0, ...overrides },
+  );
   const store = openStore(config);
   await migrateToLatest(store);
   const accounts = new AccountsRepository(store.db);
