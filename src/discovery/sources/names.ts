@@ -21,6 +21,7 @@ export function normaliseName(raw: string): NameCheck {
   name = name.replace(/\.$/, "");
   if (name === "") return { ok: false, reason: "empty" };
   if (name.length > 4 * MAX_NAME) return { ok: false, reason: `longer than ${MAX_NAME} characters` };
+  if (/\s/.test(name)) return { ok: false, reason: "not a host name" };
   if (!/^[\x21-\x7e]*$/.test(name)) {
     const ascii = domainToASCII(name);
     if (ascii === "") return { ok: false, reason: "not a valid internationalised name" };
