@@ -12,6 +12,7 @@ import { registerFingerprintCommands } from "./fingerprints.ts";
 import { registerIpdbCommands } from "./ipdb.ts";
 import { CliError } from "./output.ts";
 import { registerRunCommands } from "./runs.ts";
+import { registerSourceCommands } from "./sources.ts";
 import { registerTemplateCommands } from "./templates.ts";
 import { registerVulndbCommands } from "./vulndb.ts";
 
@@ -101,6 +102,7 @@ program
 registerAdminCommands(program);
 registerAuditCommands(program);
 registerRunCommands(program);
+registerSourceCommands(program);
 registerCollectionCommands(program);
 registerExportCommand(program);
 registerVulndbCommands(program);
