@@ -23,7 +23,7 @@ export interface SourceFakes {
   fault: SourceFault;
   /** Requests seen, per source id. */
   requests: Map<string, number>;
-  /** Names the fake passive DNS and certificate log add for a domain, beyond the standard ones. */
+  /** Names a source adds for a domain beyond the standard ones, by `<id> <domain>` (or `<domain>`: every source). */
   extra: Map<string, string[]>;
   /** Sources that answer 500 whatever `fault` says. */
   broken: Set<string>;
@@ -416,7 +416,7 @@ export async function startSourceFakes(host = "127.0.0.61"): Promise<SourceFakes
     if (check && check(request.headers, url.searchParams) !== keyOf(id!))
       return send(response, { status: 401, json: { error: "invalid API key" } });
     const handler = HANDLERS[id ?? ""];
-    const extra = (d: string) => state.extra.get(d) ?? [];
+    const extra = (d: string) => state.extra.get(`${id} ${d}`) ?? state.extra.get(d) ?? [];
     const result = handler?.({ rest, query: url.searchParams, headers: request.headers, body, extra });
     send(response, result ?? { status: 404, json: { error: "not found" } });
   }
