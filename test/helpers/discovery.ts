@@ -169,6 +169,8 @@ export async function runModule(
     throttle?: Throttle;
     /** A scope shared across calls, as a run has one; default one allowing `allow`. */
     scope?: Scope;
+    /** The run the call belongs to (what a module keeps per run is keyed by it). */
+    runId?: number;
   } = {},
 ): Promise<ModuleOutcome> {
   const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
@@ -186,6 +188,7 @@ export async function runModule(
   const scope = settings.scope ?? labScope(settings.allow);
   await module.run(entity, {
     signal: settings.signal ?? new AbortController().signal,
+    runId: settings.runId,
     depth: settings.depth ?? 1,
     throttle: settings.throttle ?? new Throttle(full),
     settings: full,
