@@ -8,6 +8,7 @@
  * ask reports the source's status, so a source that failed never reads as "no names".
  */
 
+import { setBounded } from "../../core/bounded-map.ts";
 import type { FoundEntity } from "../../core/entities.ts";
 import { formatTimestamp } from "../../core/formats.ts";
 import { emptyStatus, type SourceId, sourceInfo } from "../../core/sources.ts";
@@ -23,6 +24,12 @@ import type { PassiveSource } from "../sources/source.ts";
 const MAX_PAGES = 20;
 /** Historical names kept on one entity per source (the count is in the status). */
 const MAX_HISTORICAL = 1000;
+/**
+ * Addresses a per-address source (InternetDB) is asked about per run and process: a seeded /16 would
+ * otherwise be 65,536 requests at the source's pace, holding the run for days.
+ */
+export const MAX_ADDRESSES_PER_RUN = 256;
+const addressesAsked = new Map<string, number>();
 
 export const sourceModuleName = (id: string) => `source-${id}`;
 
@@ -47,6 +54,17 @@ async function askSource(source: PassiveSource, entity: FoundEntity, ctx: Discov
   if (!access?.chosen.includes(id)) {
     ctx.reportSource?.({ ...status, queried: false, reason: "not chosen for this run" });
     return;
+  }
+  if (entity.kind === "IpAddress") {
+    const key = `${ctx.runId ?? 0} ${id}`;
+    const asked = addressesAsked.get(key) ?? 0;
+    setBounded(addressesAsked, key, asked + 1, 256);
+    // Past the bound the source is not asked; the run is told once, not once per address.
+    if (asked === MAX_ADDRESSES_PER_RUN)
+      ctx.note(
+        `${id} was asked about ${MAX_ADDRESSES_PER_RUN} addresses, the bound per run; the run's other addresses were not asked.`,
+      );
+    if (asked >= MAX_ADDRESSES_PER_RUN) return;
   }
   const client = new SourceClient({
     id,
