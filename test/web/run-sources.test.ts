@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -22,8 +24,30 @@ describe("a run's passive sources in the API, the CLI and the dashboard", () => 
   let t: TestServer;
   let fakes: SourceFakes;
   let home: string;
+  let receiver: Server;
+  const events: Array<{ type: string; sources?: { all_failed: boolean; note: string | null } }> = [];
+
+  const finishRun = async (id: number) => {
+    for (let i = 0; i < 300; i++) {
+      const run = await t.request("GET", `/api/collections/acme/runs/${id}`);
+      if (run.body.result?.status === "finished") return;
+      await sleep(100);
+    }
+    throw new Error(`run ${id} did not finish`);
+  };
 
   before(async () => {
+    receiver = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        events.push(JSON.parse(body));
+        response.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.66", resolve));
     fakes = await startSourceFakes("127.0.0.65");
     fakes.broken.add("anubis");
     t = await startTestServer("sqlite", {
@@ -37,24 +61,26 @@ describe("a run's passive sources in the API, the CLI and the dashboard", () => 
       sourceRetries: 0,
       timeoutMs: 300,
       schedulerIntervalSeconds: 3600,
+      webhookAllow: ["127.0.0.0/8"],
     });
     home = mkdtempSync(join(tmpdir(), "sightline-sources-"));
     const created = await t.request("POST", "/api/collections", {
       body: { name: "acme", seeds: [{ type: "Domain", name: "lab.test" }] },
     });
     assert.equal(created.status, 200, created.text);
+    const { port } = receiver.address() as AddressInfo;
+    const hook = await t.request("POST", "/api/collections/acme/webhooks", {
+      body: { url: `http://127.0.0.66:${port}/hook`, events: ["run.finished"] },
+    });
+    assert.equal(hook.status, 200, hook.text);
     const scheduled = await t.request("POST", "/api/collections/acme/schedule");
     assert.equal(scheduled.status, 200, scheduled.text);
-    for (let i = 0; i < 300; i++) {
-      const run = await t.request("GET", "/api/collections/acme/runs/1");
-      if (run.body.result?.status === "finished") return;
-      await sleep(100);
-    }
-    throw new Error("the run did not finish");
+    await finishRun(1);
   });
   after(async () => {
     await t?.close();
     await fakes?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
@@ -106,6 +132,28 @@ describe("a run's passive sources in the API, the CLI and the dashboard", () => 
     assert.match(show.output, /virustotal +not queried: no key set/);
   });
 
+  test("run.finished carries the sources; a run whose every source failed says so there and in its overview", async () => {
+    for (let i = 0; i < 100 && events.length < 1; i++) await sleep(50);
+    assert.equal(events[0]?.type, "run.finished");
+    assert.equal(events[0]?.sources?.all_failed, false);
+    fakes.broken.add("crtsh");
+    try {
+      const scheduled = await t.request("POST", "/api/collections/acme/schedule");
+      await finishRun(Number(scheduled.body.result.id));
+      for (let i = 0; i < 100 && events.length < 2; i++) await sleep(50);
+      assert.equal(events[1]?.sources?.all_failed, true);
+      assert.match(
+        events[1]?.sources?.note ?? "",
+        /Every passive source run 2 asked failed \(crtsh: http 500; anubis: http 500\)|Every passive source run 2 asked failed \(anubis: http 500; crtsh: http 500\)/,
+      );
+      const overview = await t.request("GET", "/api/collections/acme/overview");
+      assert.equal(overview.body.result.sources.all_failed, true);
+      assert.match(overview.body.result.sources.note, /Every passive source run 2 asked failed/);
+    } finally {
+      fakes.broken.delete("crtsh");
+    }
+  });
+
   describe("the dashboard's run dialog", { skip: chromiumSkipReason() }, () => {
     let browser: Browser;
     let page: Page;
@@ -126,6 +174,16 @@ describe("a run's passive sources in the API, the CLI and the dashboard", () => 
       assert.match(await row("crtsh").innerText(), /answered\s+1\/1/);
       assert.match(await row("virustotal").innerText(), /not queried.*no key set/s);
       assert.equal(await dialog.getByRole("alert").count(), 0, "not every source failed");
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+    });
+
+    test("a run whose every source failed says so", async () => {
+      await page.reload();
+      await page.getByRole("button", { name: "Run 2", exact: true }).click();
+      const dialog = page.getByRole("dialog", { name: "Run 2" });
+      await dialog.getByRole("alert").waitFor();
+      assert.match(await dialog.getByRole("alert").innerText(), /Every passive source this run asked failed/);
     });
   });
 });
