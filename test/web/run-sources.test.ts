@@ -184,6 +184,12 @@ describe("a run's passive sources in the API, the CLI and the dashboard", () => 
       const dialog = page.getByRole("dialog", { name: "Run 2" });
       await dialog.getByRole("alert").waitFor();
       assert.match(await dialog.getByRole("alert").innerText(), /Every passive source this run asked failed/);
+      await page.keyboard.press("Escape");
+    });
+
+    test("the overview says so too", async () => {
+      await page.goto(`${t.url}/collections/acme`);
+      await page.getByText(/Every passive source run 2 asked failed/).waitFor();
     });
   });
 });
