@@ -138,7 +138,11 @@ describe("the shared client's bounds and retries (every source's)", () => {
 
   test("malformed JSON is a parse error, not no names", async () => {
     fakes.fault = "malformed";
-    await assert.rejects(ask("crtsh", D), (error: SourceFailure) => error.reason.startsWith("parse error:"));
+    const client = clientFor("crtsh");
+    await assert.rejects(ask("crtsh", D, "", client), (error: SourceFailure) =>
+      error.reason.startsWith("parse error:"),
+    );
+    assert.equal(client.answered, 0, "garbage is not an answer");
   });
 
   test("a 50 MB answer is cut at the byte bound and reported too large", async () => {

@@ -15,6 +15,7 @@ import {
   type DiscoveryModule,
   type DiscoverySettings,
   discoveryLimits,
+  type TargetSourceStatus,
 } from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/net/throttle.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
@@ -154,6 +155,8 @@ export interface ModuleOutcome {
   entities: FoundEntity[];
   issues: FoundIssue[];
   notes: string[];
+  /** What a passive-source module reported of its source. */
+  sources: TargetSourceStatus[];
 }
 
 /** Runs one module on one entity with a collecting context: what a module test looks at. */
@@ -173,7 +176,7 @@ export async function runModule(
     runId?: number;
   } = {},
 ): Promise<ModuleOutcome> {
-  const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
+  const outcome: ModuleOutcome = { entities: [], issues: [], notes: [], sources: [] };
   const full: DiscoverySettings = {
     dnsServers: [],
     ports: [],
@@ -196,6 +199,8 @@ export async function runModule(
     raise: (issue) => outcome.issues.push(issue),
     note: (message) => outcome.notes.push(message),
     mayTouch: (address) => scope.mayTouch(address),
+    covers: (name) => scope.coversName(name),
+    reportSource: (status) => outcome.sources.push(status),
   });
   return outcome;
 }

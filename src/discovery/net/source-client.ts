@@ -68,6 +68,7 @@ export class SourceClient {
   readonly #options: Required<SourceClientOptions>;
   readonly #base: URL;
   requests = 0;
+  /** Requests answered with a usable body (a 2xx, and for JSON one that parsed). */
   answered = 0;
   rateLimited = 0;
 
@@ -124,7 +125,13 @@ export class SourceClient {
     accept?: (status: number) => boolean,
   ): Promise<{ status: number; value: T }> {
     const answer = await this.request(request, accept);
-    return { status: answer.status, value: parseJson<T>(answer, this.#options.maxBytes) };
+    try {
+      return { status: answer.status, value: parseJson<T>(answer, this.#options.maxBytes) };
+    } catch (error) {
+      // An answer that is not JSON (or cut) is not a usable one: a source answering garbage has failed.
+      this.answered--;
+      throw error;
+    }
   }
 
   /** A text answer; a cut one keeps its complete lines (`truncated` says it was cut). */
