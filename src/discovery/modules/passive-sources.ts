@@ -75,92 +75,102 @@ async function askSource(source: PassiveSource, entity: FoundEntity, ctx: Discov
     retries: access.retries,
     signal: ctx.signal,
   });
-  const raw = new Set<string>();
-  let bounded = false;
-  const targetDetails: Record<string, unknown> = {};
+  // The status is reported whatever happens after the ask: a module that stops on a surprise must not
+  // leave its source reading as never asked.
   try {
-    await source.query({
-      target: entity.name,
-      key: access.keys[id] ?? "",
-      client,
-      maxPages: MAX_PAGES,
-      add(names) {
-        for (const name of names) {
-          if (raw.size >= access.maxNames) {
-            bounded = true;
-            return false;
+    const raw = new Set<string>();
+    let bounded = false;
+    const targetDetails: Record<string, unknown> = {};
+    try {
+      await source.query({
+        target: entity.name,
+        key: access.keys[id] ?? "",
+        client,
+        maxPages: MAX_PAGES,
+        add(names) {
+          for (const name of names) {
+            if (raw.size >= access.maxNames) {
+              bounded = true;
+              return false;
+            }
+            raw.add(name);
           }
-          raw.add(name);
-        }
-        return true;
-      },
-      detail: (details) => Object.assign(targetDetails, details),
-    });
-  } catch (error) {
-    if (ctx.signal.aborted) throw error;
-    status.failure =
-      error instanceof SourceFailure
-        ? error.reason
-        : `parse error: ${String((error as Error).message).slice(0, 120)}`;
-  }
-  status.requests = client.requests;
-  status.answered = client.answered;
-  status.rateLimited = client.rateLimited;
-
-  const names = new Set<string>();
-  const refusals = new Map<string, string>();
-  for (const candidate of raw) {
-    const checked = normaliseName(candidate);
-    if (checked.ok) names.add(checked.name);
-    else {
-      status.refused++;
-      if (refusals.size < 3) refusals.set(printable(candidate), checked.reason);
+          return true;
+        },
+        detail: (details) => Object.assign(targetDetails, details),
+      });
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      status.failure =
+        error instanceof SourceFailure
+          ? error.reason
+          : `parse error: ${String((error as Error).message).slice(0, 120)}`;
     }
-  }
-  status.names = names.size;
-  const covers = ctx.covers ?? (() => false);
-  const inScope = [...names].filter((name) => name !== entity.name && covers(name));
-  status.inScope = inScope.length + (names.has(entity.name) ? 1 : 0);
-  for (const name of names)
-    if (!covers(name)) ctx.emit({ kind: "DnsRecord", name, details: { sources: [id] } });
+    status.requests = client.requests;
+    status.answered = client.answered;
+    status.rateLimited = client.rateLimited;
 
-  const seen = formatTimestamp(new Date());
-  const historical: Array<{ name: string; source: string; seen_at: string }> = [];
-  let wildcards = 0;
-  let unanswered = 0;
-  await new CandidateResolver(new DnsClient(ctx)).resolve(inScope, (resolution) => {
-    if (resolution.state === "live") {
-      status.live.push(resolution.name);
-      ctx.emit({ kind: "DnsRecord", name: resolution.name, details: { sources: [id] } });
-    } else if (resolution.state === "gone") {
-      status.historical++;
-      if (historical.length < MAX_HISTORICAL)
-        historical.push({ name: resolution.name, source: id, seen_at: seen });
-    } else if (resolution.state === "wildcard") wildcards++;
-    else unanswered++;
-  });
-  if (historical.length > 0 || Object.keys(targetDetails).length > 0)
-    ctx.emit({
-      kind: entity.kind,
-      name: entity.name,
-      details: { ...targetDetails, ...(historical.length > 0 ? { historical_names: historical } : {}) },
+    const names = new Set<string>();
+    const refusals = new Map<string, string>();
+    for (const candidate of raw) {
+      const checked = normaliseName(candidate);
+      if (checked.ok) names.add(checked.name);
+      else {
+        status.refused++;
+        if (refusals.size < 3) refusals.set(printable(candidate), checked.reason);
+      }
+    }
+    status.names = names.size;
+    const covers = ctx.covers ?? (() => false);
+    const inScope = [...names].filter((name) => name !== entity.name && covers(name));
+    status.inScope = inScope.length + (names.has(entity.name) ? 1 : 0);
+    for (const name of names)
+      if (!covers(name)) ctx.emit({ kind: "DnsRecord", name, details: { sources: [id] } });
+
+    const seen = formatTimestamp(new Date());
+    const historical: Array<{ name: string; source: string; seen_at: string }> = [];
+    let wildcards = 0;
+    let unanswered = 0;
+    await new CandidateResolver(new DnsClient(ctx)).resolve(inScope, (resolution) => {
+      if (resolution.state === "live") {
+        status.live.push(resolution.name);
+        ctx.emit({ kind: "DnsRecord", name: resolution.name, details: { sources: [id] } });
+      } else if (resolution.state === "gone") {
+        status.historical++;
+        if (historical.length < MAX_HISTORICAL)
+          historical.push({ name: resolution.name, source: id, seen_at: seen });
+      } else if (resolution.state === "wildcard") wildcards++;
+      else unanswered++;
     });
+    if (historical.length > 0 || Object.keys(targetDetails).length > 0)
+      ctx.emit({
+        kind: entity.kind,
+        name: entity.name,
+        details: { ...targetDetails, ...(historical.length > 0 ? { historical_names: historical } : {}) },
+      });
 
-  if (bounded)
-    ctx.note(
-      `${id} gave more than ${access.maxNames} names for ${entity.name}; the rest were dropped (SIGHTLINE_SOURCE_MAX_NAMES).`,
-    );
-  if (refusals.size > 0)
-    ctx.note(
-      `${id} gave ${status.refused} names for ${entity.name} that were refused, e.g. ${[...refusals]
-        .map(([name, reason]) => `"${name}" (${reason})`)
-        .join(", ")}.`,
-    );
-  if (wildcards > 0)
-    ctx.note(`${wildcards} names ${id} gave under ${entity.name} answered like a wildcard and were dropped.`);
-  if (unanswered > 0)
-    ctx.note(`${unanswered} names ${id} gave under ${entity.name} got no DNS answer; they were not kept.`);
-  ctx.reportSource?.(status);
+    if (bounded)
+      ctx.note(
+        `${id} gave more than ${access.maxNames} names for ${entity.name}; the rest were dropped (SIGHTLINE_SOURCE_MAX_NAMES).`,
+      );
+    if (refusals.size > 0)
+      ctx.note(
+        `${id} gave ${status.refused} names for ${entity.name} that were refused, e.g. ${[...refusals]
+          .map(([name, reason]) => `"${name}" (${reason})`)
+          .join(", ")}.`,
+      );
+    if (wildcards > 0)
+      ctx.note(
+        `${wildcards} names ${id} gave under ${entity.name} answered like a wildcard and were dropped.`,
+      );
+    if (unanswered > 0)
+      ctx.note(`${unanswered} names ${id} gave under ${entity.name} got no DNS answer; they were not kept.`);
+  } catch (error) {
+    if (!ctx.signal.aborted) status.failure ??= `error: ${(error as Error).message.slice(0, 120)}`;
+    throw error;
+  } finally {
+    ctx.reportSource?.(status);
+  }
 }
 
 /** A refused name as a note may show it: control characters escaped (JSON's way), at most 80 characters. */
