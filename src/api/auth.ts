@@ -1,13 +1,14 @@
 /**
  * Authentication: every /api request carries SERVICE_ACCESS_KEY and SERVICE_SECRET_KEY. The user behind
  * the pair becomes `request.principal`; a missing, wrong or revoked pair answers 401, and a client that
- * keeps failing answers 429 until its failure budget refills (see FailureLimiter).
+ * keeps failing answers 429 until its failure budget refills (see failure-limit.ts: shared through Redis
+ * when REDIS_URL is set).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError, unauthorized } from "../core/errors.ts";
 import type { Principal } from "../store/accounts.ts";
-import { clientOf, FailureLimiter } from "./failure-limit.ts";
+import { failureBudget } from "./failure-limit.ts";
 
 /** Paths under /api that are public: the API reference itself. */
 const PUBLIC = new Set(["/api/openapi.json"]);
@@ -48,7 +49,11 @@ const INVALID = "The API key pair is not valid or has been revoked; check both k
 
 export const authentication = fp(async (app: FastifyInstance) => {
   const { accounts, config } = app.services;
-  const limiter = new FailureLimiter(config.authFailureLimit);
+  const limiter = await failureBudget(app, {
+    perMinute: config.authFailureLimit,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+  });
   const failures = app.metrics.counter(
     "sightline_auth_failures_total",
     "Requests refused for a missing or invalid key pair, by outcome (unauthorized or rate_limited).",
@@ -56,7 +61,7 @@ export const authentication = fp(async (app: FastifyInstance) => {
   );
   app.metrics.gauge(
     "sightline_auth_failing_clients",
-    "Client addresses with recent authentication failures being tracked.",
+    "Client addresses with recent authentication failures tracked by this process (with Redis: counted here while it was unreachable).",
     () => limiter.trackedClients,
   );
 
@@ -73,7 +78,7 @@ export const authentication = fp(async (app: FastifyInstance) => {
       return;
     }
     // request.ip honours X-Forwarded-For only from proxies listed in SIGHTLINE_TRUST_PROXY.
-    const wait = limiter.fail(clientOf(request.ip));
+    const wait = await limiter.fail(request);
     request.log.info(
       { accessKey: loggableAccessKey(accessKey), rateLimited: wait > 0 },
       "authentication failed",

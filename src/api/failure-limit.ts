@@ -1,8 +1,15 @@
 /**
- * A token bucket per client of failed authentication attempts: `perMinute` failures fill and drain it; a
- * client whose bucket is empty is answered 429 until a token comes back. Only failures take tokens, so a
- * valid key pair is never slowed down, not even from an address an attacker shares.
+ * The budget of failed authentication attempts per client, counted through @fastify/rate-limit. Only
+ * failures are counted, so a valid key pair is never slowed down, not even from an address an attacker
+ * shares. Where the count lives:
+ *   - without Redis, in this process: a token bucket per client that `perMinute` failures fill and drain;
+ *   - with REDIS_URL, in Redis (the plugin's Redis store, keys `<SIGHTLINE_REDIS_PREFIX>:auth-failures:<client>`),
+ *     so every server behind a load balancer draws on one budget: `perMinute` failures per client in a
+ *     one-minute window. While Redis cannot be reached, each process counts in its own bucket instead.
+ * A client past its budget is answered 429 until the bucket has a token again or the window ends.
  */
+import rateLimit, { type FastifyRateLimitStoreCtor } from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import ipaddr from "ipaddr.js";
 
 /**
@@ -71,4 +78,86 @@ export class FailureLimiter {
   get trackedClients(): number {
     return this.#buckets.size;
   }
+}
+
+/**
+ * The bucket as a store of @fastify/rate-limit. The plugin reads only whether `current` passed `max` and,
+ * when it did, `ttl`: the wait until the client's next token.
+ */
+function bucketStore(limiter: FailureLimiter): FastifyRateLimitStoreCtor {
+  return class BucketStore {
+    incr(
+      client: string,
+      callback: (error: Error | null, result: { current: number; ttl: number }) => void,
+      _timeWindow: number,
+      max: number,
+    ) {
+      const wait = limiter.fail(client);
+      callback(null, wait > 0 ? { current: max + 1, ttl: wait * 1000 } : { current: max, ttl: 0 });
+    }
+    child() {
+      return this;
+    }
+  };
+}
+
+export interface FailureBudget {
+  /** Records one failure of the request's client: 0 while within its budget, else the whole seconds to wait. */
+  fail(request: FastifyRequest): Promise<number>;
+  /** Clients this process's own buckets track (with Redis: those counted here while it was unreachable). */
+  readonly trackedClients: number;
+}
+
+/** How long a failure waits on Redis before this process counts it itself. */
+const REDIS_WAIT_MS = 1000;
+
+export async function failureBudget(
+  app: FastifyInstance,
+  settings: { perMinute: number; redisUrl: string; redisPrefix: string },
+): Promise<FailureBudget> {
+  const local = new FailureLimiter(settings.perMinute);
+  const keyGenerator = (request: FastifyRequest) => clientOf(request.ip);
+  // ioredis is loaded only when Redis is configured, as for the queue (test/app/loaded-dependencies.test.ts).
+  const redis = settings.redisUrl
+    ? new (await import("ioredis")).Redis(settings.redisUrl, {
+        maxRetriesPerRequest: 1,
+        commandTimeout: REDIS_WAIT_MS,
+      })
+    : undefined;
+  if (redis) {
+    redis.on("error", () => {}); // an outage is logged once below, when a failure has to be counted here
+    app.addHook("onClose", async () => redis.disconnect());
+  }
+  await app.register(rateLimit, {
+    global: false,
+    max: settings.perMinute,
+    timeWindow: 60_000,
+    keyGenerator,
+    ...(redis
+      ? { redis, nameSpace: `${settings.redisPrefix}:auth-failures:` }
+      : { store: bucketStore(local) }),
+  });
+  const count = app.createRateLimit();
+  let redisDown = false;
+  return {
+    async fail(request) {
+      try {
+        const state = await count(request);
+        if (redisDown) app.log.info("Redis answers again: failed key checks are counted there again.");
+        redisDown = false;
+        return !state.isAllowed && state.isExceeded ? Math.max(1, state.ttlInSeconds) : 0;
+      } catch (error) {
+        if (!redisDown)
+          app.log.warn(
+            { err: error },
+            "Redis did not answer: failed key checks are counted by this process alone until it does.",
+          );
+        redisDown = true;
+        return local.fail(keyGenerator(request));
+      }
+    },
+    get trackedClients() {
+      return local.trackedClients;
+    },
+  };
 }

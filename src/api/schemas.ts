@@ -6,7 +6,7 @@
 import { type TSchema, Type } from "typebox";
 import { OrNull } from "../core/or-null.ts";
 import { SCAN_RATES } from "../core/runs.ts";
-import { ScanProfileSchema } from "../core/scan-profile.ts";
+import { ScanProfileSchema } from "../core/scan-profile-schema.ts";
 import { SEED_TYPES } from "../core/seeds.ts";
 import { patternMeaning } from "./errors.ts";
 import { DOCUMENTED } from "./openapi.ts";

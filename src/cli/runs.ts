@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Presets, SingleBar } from "cli-progress";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { parseTimestamp } from "../core/formats.ts";
 import {
   ApiClient,
@@ -17,7 +17,14 @@ import {
   collectionPath,
   withClientOptions,
 } from "./api-client.ts";
-import { CliError, output } from "./output.ts";
+import {
+  CliError,
+  type DataOptions,
+  printedForScripts,
+  printJsonLine,
+  show,
+  withJsonLines,
+} from "./output.ts";
 
 /** A run as the API lists it. */
 interface Run {
@@ -63,7 +70,7 @@ interface RunNotes {
   kinds: Array<{ kind: string; count: number; examples: string[] }>;
 }
 
-type Options = ClientOptions & { json?: boolean };
+type Options = ClientOptions & DataOptions;
 type WatchOptions = Options & { interval: string };
 
 const ENDED = new Set(["finished", "failed", "cancelled"]);
@@ -88,29 +95,38 @@ function took(run: Run): string {
   return ` in ${seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${seconds % 60}s`}`;
 }
 
-/** Follows a run until it ends: a progress bar on a terminal, a line per change otherwise. */
+/**
+ * Follows a run until it ends: a progress bar on a terminal, a line per change otherwise; with --jsonl,
+ * the run as a JSON line on stdout each time it changes, with --json once when it ends.
+ */
 async function watch(
   client: ApiClient,
   collection: string,
   id: number,
   everyMs: number,
-  json?: boolean,
+  options: DataOptions,
 ): Promise<void> {
-  const bar = process.stderr.isTTY
-    ? new SingleBar(
-        {
-          format: `run ${id} {status} [{bar}] {value}/{total} tasks | {duration_formatted}`,
-          stream: process.stderr,
-        },
-        Presets.shades_classic,
-      )
-    : undefined;
+  const bar =
+    process.stderr.isTTY && !options.jsonl
+      ? new SingleBar(
+          {
+            format: `run ${id} {status} [{bar}] {value}/{total} tasks | {duration_formatted}`,
+            stream: process.stderr,
+          },
+          Presets.shades_classic,
+        )
+      : undefined;
   let run: Run;
   let last = "";
+  let lastJson = "";
   let waitingSaid = false;
   for (;;) {
     run = await client.get<Run>(collectionPath(collection, `/runs/${id}`));
-    if (bar) {
+    if (options.jsonl) {
+      const line = JSON.stringify(run);
+      if (line !== lastJson) printJsonLine(run);
+      lastJson = line;
+    } else if (bar) {
       if (last === "") bar.start(Math.max(run.tasks_total, 1), run.tasks_done, { status: run.status });
       bar.setTotal(Math.max(run.tasks_total, 1));
       bar.update(run.tasks_done, { status: run.status });
@@ -126,12 +142,13 @@ async function watch(
     await sleep(everyMs);
   }
   bar?.stop();
-  if (json) output(true, run);
+  if (options.json) printedForScripts(options, run);
   if (run.status === "failed")
     throw new CliError(`Run ${id} of ${collection} failed: ${run.error ?? "no reason given"}`);
   if (run.status === "cancelled")
     throw new CliError(`Run ${id} of ${collection} was cancelled${run.error ? `: ${run.error}` : "."}`);
-  if (!json) console.log(`Run ${id} of ${collection} finished: ${run.tasks_done} tasks${took(run)}.`);
+  if (!options.json && !options.jsonl)
+    console.log(`Run ${id} of ${collection} finished: ${run.tasks_done} tasks${took(run)}.`);
 }
 
 const plural = (count: number, noun: string) =>
@@ -194,15 +211,19 @@ export function registerRunCommands(program: Command): void {
       .description("force a run of a collection now (through the API)")
       .option("--watch", "follow the run with a progress bar until it ends")
       .option("--interval <ms>", "how often --watch asks for progress", "1000")
-      .option("--json", "print JSON"),
+      .option("--json", "print the run as JSON (with --watch: once it ends)")
+      .addOption(
+        new Option("--jsonl", "with --watch: print the run as a JSON line each time it changes")
+          .conflicts("json")
+          .implies({ watch: true }),
+      ),
   ).action(async (collection: string, options: WatchOptions & { watch?: boolean }) => {
     const everyMs = interval(options.interval);
     const client = new ApiClient(clientSettings(options));
     const { id } = await client.post<{ id: string }>(collectionPath(collection, "/schedule"));
-    if (options.watch) return watch(client, collection, Number(id), everyMs, options.json);
+    if (options.watch) return watch(client, collection, Number(id), everyMs, options);
     const run = await client.get<Run>(collectionPath(collection, `/runs/${id}`));
-    if (options.json) output(true, run);
-    else
+    if (!printedForScripts(options, run))
       console.log(
         `Run ${id} of ${collection} is ${run.status}; follow it with: sightline runs watch ${collection} ${id}${run.waiting ? `\n${run.waiting}` : ""}`,
       );
@@ -211,24 +232,30 @@ export function registerRunCommands(program: Command): void {
   const runs = program
     .command("runs")
     .description("list, follow and cancel the runs of a collection (through the API)");
-  withClientOptions(runs.command("list <collection>").description("the runs of a collection, newest first"))
-    .option("--json", "print JSON")
-    .action(async (collection: string, options: Options) => {
-      const client = new ApiClient(clientSettings(options));
-      const list = await client.get<Run[]>(collectionPath(collection, "/runs"));
-      if (options.json) return output(true, list);
-      output(
-        false,
-        list.map((run) => ({ ...run, tasks: `${run.tasks_done}/${run.tasks_total}` })),
-        ["id", "status", "trigger", "priority", "created_at", "finished_at", "tasks", "error"],
-      );
-    });
-  withClientOptions(
-    runs
-      .command("watch <collection> [id]")
-      .description("follow a run (default: the latest) with a progress bar until it ends")
-      .option("--interval <ms>", "how often to ask for progress", "1000")
-      .option("--json", "print the run as JSON when it ends"),
+  withJsonLines(
+    withClientOptions(
+      runs.command("list <collection>").description("the runs of a collection, newest first"),
+    ),
+  ).action(async (collection: string, options: Options) => {
+    const client = new ApiClient(clientSettings(options));
+    const list = await client.get<Run[]>(collectionPath(collection, "/runs"));
+    if (printedForScripts(options, list)) return;
+    show(
+      list.map((run) => ({ ...run, tasks: `${run.tasks_done}/${run.tasks_total}` })),
+      ["id", "status", "trigger", "priority", "created_at", "finished_at", "tasks", "error"],
+    );
+  });
+  withJsonLines(
+    withClientOptions(
+      runs
+        .command("watch <collection> [id]")
+        .description("follow a run (default: the latest) with a progress bar until it ends")
+        .option("--interval <ms>", "how often to ask for progress", "1000"),
+    ),
+    {
+      json: "print the run as JSON when it ends",
+      jsonl: "print the run as a JSON line each time it changes",
+    },
   ).action(async (collection: string, idText: string | undefined, options: WatchOptions) => {
     const everyMs = interval(options.interval);
     const client = new ApiClient(clientSettings(options));
@@ -241,7 +268,7 @@ export function registerRunCommands(program: Command): void {
         );
       id = latest.id;
     }
-    await watch(client, collection, id, everyMs, options.json);
+    await watch(client, collection, id, everyMs, options);
   });
   withClientOptions(
     runs
@@ -254,7 +281,7 @@ export function registerRunCommands(program: Command): void {
       const id = runId(idText);
       const run = await client.get<RunDetail>(collectionPath(collection, `/runs/${id}`));
       const notes = await client.get<RunNotes>(collectionPath(collection, `/runs/${id}/notes?limit=1`));
-      if (options.json) return output(true, { ...run, notes: { total: notes.total, kinds: notes.kinds } });
+      if (printedForScripts(options, { ...run, notes: { total: notes.total, kinds: notes.kinds } })) return;
       for (const line of runLines(collection, run, notes)) console.log(line);
     });
   withClientOptions(runs.command("cancel <collection> <id>").description("cancel a queued or started run"))
@@ -262,7 +289,6 @@ export function registerRunCommands(program: Command): void {
     .action(async (collection: string, idText: string, options: Options) => {
       const client = new ApiClient(clientSettings(options));
       const run = await client.post<Run>(collectionPath(collection, `/runs/${runId(idText)}/cancel`));
-      if (options.json) output(true, run);
-      else console.log(`Run ${run.id} of ${collection} is cancelled.`);
+      if (!printedForScripts(options, run)) console.log(`Run ${run.id} of ${collection} is cancelled.`);
     });
 }

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { ApiClient, type ClientOptions, clientSettings, withClientOptions } from "./api-client.ts";
-import { output } from "./output.ts";
+import { type DataOptions, output, printedForScripts, withJsonLines } from "./output.ts";
 import { type RunSourceLine, sourceStatusText } from "./runs.ts";
 
 interface SourceListing {
@@ -20,28 +20,28 @@ interface SourceListing {
 }
 
 export function registerSourceCommands(program: Command): void {
-  withClientOptions(
-    program
-      .command("sources")
-      .description("the passive sources: key set or not (never the key), asked or not, their last status"),
-  )
-    .option("--json", "print JSON")
-    .action(async (options: ClientOptions & { json?: boolean }) => {
-      const client = new ApiClient(clientSettings(options));
-      const sources = await client.get<SourceListing[]>("/api/sources");
-      if (options.json) return output(true, sources);
-      output(
-        false,
-        sources.map((source) => ({
-          source: source.source,
-          key: source.keyed ? (source.key_set ? "set" : "not set") : "none needed",
-          asked: source.chosen ? "yes" : `no: ${source.reason}`,
-          rate: source.rate_limit,
-          last: source.last_status
-            ? `run ${source.last_run}: ${sourceStatusText(source.last_status)}`
-            : "never asked",
-        })),
-        ["source", "key", "asked", "rate", "last"],
-      );
-    });
+  withJsonLines(
+    withClientOptions(
+      program
+        .command("sources")
+        .description("the passive sources: key set or not (never the key), asked or not, their last status"),
+    ),
+  ).action(async (options: ClientOptions & DataOptions) => {
+    const client = new ApiClient(clientSettings(options));
+    const sources = await client.get<SourceListing[]>("/api/sources");
+    if (printedForScripts(options, sources)) return;
+    output(
+      {},
+      sources.map((source) => ({
+        source: source.source,
+        key: source.keyed ? (source.key_set ? "set" : "not set") : "none needed",
+        asked: source.chosen ? "yes" : `no: ${source.reason}`,
+        rate: source.rate_limit,
+        last: source.last_status
+          ? `run ${source.last_run}: ${sourceStatusText(source.last_status)}`
+          : "never asked",
+      })),
+      ["source", "key", "asked", "rate", "last"],
+    );
+  });
 }

@@ -9,42 +9,42 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { loadConfig } from "../core/config.ts";
 import { excluded, loadDirectory, type TemplateSettings } from "../discovery/templates/library.ts";
-import { CliError, output } from "./output.ts";
+import { CliError, type DataOptions, printedForScripts, withJsonLines } from "./output.ts";
 
 export function registerTemplateCommands(program: Command): void {
   const templates = program.command("templates").description("Nuclei-format templates (docs/templates.md)");
-  templates
-    .command("validate <dir>")
-    .description("say for each template file under <dir> whether it runs, or why it is skipped")
-    .option("--json", "print JSON")
-    .action(async (dir: string, options: { json?: boolean }) => {
-      let isDirectory = false;
-      try {
-        isDirectory = statSync(dir).isDirectory();
-      } catch {}
-      if (!isDirectory) throw new CliError(`${dir} is not a directory that can be read`);
-      const config = loadConfig();
-      const settings: TemplateSettings = {
-        builtIn: false,
-        directories: [],
-        tags: config.templateTags,
-        severities: config.templateSeverities,
-        allow: config.templateAllow.map((tag) => tag.toLowerCase()),
-      };
-      const library = await loadDirectory(dir);
-      const rows = [
-        ...library.templates.map(({ path, template }) => {
-          const why = excluded(template, settings);
-          return { file: path, id: template.id, result: why ? `skipped: ${why}` : "runs" };
-        }),
-        ...library.skipped.map(({ path, reason }) => ({ file: path, id: "", result: `skipped: ${reason}` })),
-      ].sort((a, b) => a.file.localeCompare(b.file));
-      const runs = rows.filter((row) => row.result === "runs").length;
-      if (options.json) output(true, { runs, skipped: rows.length - runs, files: rows });
-      else {
-        for (const row of rows) console.log(`${row.file}: ${row.result}`);
-        console.log(`${runs} of ${rows.length} template files run.`);
-      }
-      if (runs === 0) process.exitCode = 1;
-    });
+  withJsonLines(
+    templates
+      .command("validate <dir>")
+      .description("say for each template file under <dir> whether it runs, or why it is skipped"),
+    { jsonl: "print one JSON line per template file" },
+  ).action(async (dir: string, options: DataOptions) => {
+    let isDirectory = false;
+    try {
+      isDirectory = statSync(dir).isDirectory();
+    } catch {}
+    if (!isDirectory) throw new CliError(`${dir} is not a directory that can be read`);
+    const config = loadConfig();
+    const settings: TemplateSettings = {
+      builtIn: false,
+      directories: [],
+      tags: config.templateTags,
+      severities: config.templateSeverities,
+      allow: config.templateAllow.map((tag) => tag.toLowerCase()),
+    };
+    const library = await loadDirectory(dir);
+    const rows = [
+      ...library.templates.map(({ path, template }) => {
+        const why = excluded(template, settings);
+        return { file: path, id: template.id, result: why ? `skipped: ${why}` : "runs" };
+      }),
+      ...library.skipped.map(({ path, reason }) => ({ file: path, id: "", result: `skipped: ${reason}` })),
+    ].sort((a, b) => a.file.localeCompare(b.file));
+    const runs = rows.filter((row) => row.result === "runs").length;
+    if (!printedForScripts(options, { runs, skipped: rows.length - runs, files: rows }, rows)) {
+      for (const row of rows) console.log(`${row.file}: ${row.result}`);
+      console.log(`${runs} of ${rows.length} template files run.`);
+    }
+    if (runs === 0) process.exitCode = 1;
+  });
 }

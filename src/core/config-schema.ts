@@ -285,7 +285,8 @@ export const CONFIG_SCHEMA = Type.Object(
       env: "SIGHTLINE_AUTH_FAILURE_LIMIT",
       minimum: 1,
       unit: "failed attempt per minute",
-      description: "Failed key checks a client may make per minute before it is answered 429.",
+      description:
+        "Failed key checks a client may make per minute before it is answered 429; with `REDIS_URL`, counted across all servers sharing it.",
     }),
     trustProxy: list({
       env: "SIGHTLINE_TRUST_PROXY",

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.ts";
-import type { ScanProfile } from "./scan-profile.ts";
+import { resolveProfile, type ScanProfile } from "./scan-profile.ts";
 import { chooseSources, sourceKeyKey } from "./sources.ts";
 
 /** The configuration keys a run fixes when it is created. */
@@ -50,18 +50,20 @@ export const RUN_SETTING_KEYS = [
   "sourceMaxNames",
 ] as const satisfies readonly (keyof Config)[];
 
-export type RunSettings = Pick<Config, (typeof RUN_SETTING_KEYS)[number]> & {
+export type RunSettingKey = (typeof RUN_SETTING_KEYS)[number];
+
+export type RunSettings = Pick<Config, RunSettingKey> & {
   /**
    * The lines of a wordlist file (`dnsWordlist` naming a file rather than `small` or `large`), read when
    * the run is created: a worker on another machine may not have the file, or another one under its name.
    */
   dnsWordlistLines?: string[];
+  /** The collection's scan profile the run applied (its preset and every field it set), if it had one. */
+  profile?: ScanProfile;
   /** Why each passive source the run does not ask is not asked (no key, not chosen). */
   sourcesSkipped?: Record<string, string>;
   /** The words of a permutation word file (`permutationWords`), read when the run is created. */
   permutationWordLines?: string[];
-  /** The collection's scan profile the run applied (its preset and every field it set), if it had one. */
-  profile?: ScanProfile;
 };
 
 /** Shipped wordlists and `off`; anything else names a file. */
@@ -74,7 +76,7 @@ export const MAX_WORDLIST_FILE_BYTES = 4 * 1024 * 1024;
 export function runSettingsFrom(config: Config): RunSettings {
   const settings: RunSettings = Object.fromEntries(
     RUN_SETTING_KEYS.map((key) => [key, structuredClone(config[key])]),
-  ) as Pick<Config, (typeof RUN_SETTING_KEYS)[number]>;
+  ) as Pick<Config, RunSettingKey>;
   if (!NAMED_WORDLISTS.has(config.dnsWordlist)) {
     const text = readFileSync(config.dnsWordlist, "utf8");
     if (Buffer.byteLength(text) > MAX_WORDLIST_FILE_BYTES)
@@ -101,47 +103,40 @@ export function runSettingsFrom(config: Config): RunSettings {
   return settings;
 }
 
-/** The settings as the API shows them (snake_case; a wordlist file's lines counted, not listed). */
-export function describeRunSettings(settings: RunSettings) {
-  return {
-    dns_servers: settings.dnsServers,
-    scan_allow: settings.scanAllow,
-    scan_deny: settings.scanDeny,
-    ports: settings.ports,
-    dns_wordlist: settings.dnsWordlist,
-    dns_wordlist_lines: settings.dnsWordlistLines?.length ?? null,
-    depth: settings.depth,
-    concurrency: settings.concurrency,
-    per_host_concurrency: settings.perHostConcurrency,
-    rate_limit: settings.rateLimit,
-    timeout_ms: settings.timeoutMs,
-    http_max_body_bytes: settings.httpMaxBodyBytes,
-    http_max_header_bytes: settings.httpMaxHeaderBytes,
-    http_max_redirects: settings.httpMaxRedirects,
-    banner_max_bytes: settings.bannerMaxBytes,
-    banner_timeout_ms: settings.bannerTimeoutMs,
-    host_discovery: settings.hostDiscovery,
-    udp: settings.udp ?? "on",
-    exposure_checks: settings.exposureChecks ?? "on",
-    host_discovery_timeout_ms: settings.hostDiscoveryTimeoutMs,
-    host_discovery_min_timeout_ms: settings.hostDiscoveryMinTimeoutMs,
-    dns_max_records: settings.dnsMaxRecords,
-    dns_max_txt_length: settings.dnsMaxTxtLength,
-    axfr_max_records: settings.axfrMaxRecords,
-    tls_max_names: settings.tlsMaxNames,
-    max_block_addresses: settings.maxBlockAddresses,
-    templates: settings.templates,
-    template_library: settings.templateLibrary,
-    template_tags: settings.templateTags,
-    template_severities: settings.templateSeverities,
-    template_allow: settings.templateAllow,
-    sources: settings.sources,
-    permutations: settings.permutations,
-    permutation_words: settings.permutationWordLines?.length ?? null,
-    source_max_bytes: settings.sourceMaxBytes,
-    source_timeout_ms: settings.sourceTimeoutMs,
-    source_retries: settings.sourceRetries,
-    source_max_names: settings.sourceMaxNames,
-    ...(settings.profile ? { profile: settings.profile } : {}),
-  };
+/** A run setting's name on the wire: its configuration key in snake_case (`dnsWordlist` → `dns_wordlist`). */
+export const wireName = (key: RunSettingKey) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/**
+ * The settings as the API shows them: every run setting under its wire name, in RUN_SETTING_KEYS' order
+ * (a setting newer than the run is absent), a wordlist file's lines counted after it, not listed, and
+ * the profile the run applied.
+ */
+export function describeRunSettings(settings: RunSettings): Record<string, unknown> {
+  const view: Record<string, unknown> = {};
+  for (const key of RUN_SETTING_KEYS) {
+    if (settings[key] !== undefined) view[wireName(key)] = settings[key];
+    if (key === "dnsWordlist") view.dns_wordlist_lines = settings.dnsWordlistLines?.length ?? null;
+    if (key === "permutations" && settings.permutations !== undefined)
+      view.permutation_words = settings.permutationWordLines?.length ?? null;
+  }
+  if (settings.profile) view.profile = settings.profile;
+  return view;
+}
+
+/** The settings of a run of a collection with `profile`, over the server's `settings`. */
+export function applyProfile(settings: RunSettings, profile: ScanProfile | null | undefined): RunSettings {
+  if (!profile) return settings;
+  const fields = resolveProfile(profile);
+  const applied: RunSettings = { ...settings, profile: { preset: profile.preset ?? "default", ...fields } };
+  if (fields.ports !== undefined) applied.ports = fields.ports;
+  if (fields.udp !== undefined) applied.udp = fields.udp ? "on" : "off";
+  if (fields.dns_wordlist !== undefined) {
+    applied.dnsWordlist = fields.dns_wordlist;
+    delete applied.dnsWordlistLines;
+  }
+  if (fields.depth !== undefined) applied.depth = fields.depth;
+  if (fields.rate_limit !== undefined) applied.rateLimit = fields.rate_limit;
+  if (fields.exposure_checks !== undefined) applied.exposureChecks = fields.exposure_checks ? "on" : "off";
+  if (fields.template_library !== undefined) applied.templateLibrary = fields.template_library ? "on" : "off";
+  return applied;
 }

@@ -2,12 +2,9 @@
  * A collection's scan profile: what its runs scan, over the server's settings. A profile names a preset
  * (`quick`, `default`, `thorough`) and may set any of its fields itself; a field it leaves out comes from
  * the preset, and one the preset leaves out from the server's configuration. A run applies the profile
- * of its collection when it is created and records it with its settings (core/run-settings.ts), so a run
- * says what it scanned whatever the collection's profile is later.
+ * of its collection when it is created and records it with its settings (`applyProfile` in
+ * core/run-settings.ts), so a run says what it scanned whatever the collection's profile is later.
  */
-import { Type } from "typebox";
-import type { RunSettings } from "./run-settings.ts";
-
 export const SCAN_PRESETS = ["quick", "default", "thorough"] as const;
 export type ScanPreset = (typeof SCAN_PRESETS)[number];
 
@@ -31,51 +28,6 @@ export interface ScanProfile {
   /** Sightline's own template library. */
   template_library?: boolean;
 }
-
-/** The profile on the wire: in a collection's body and view, and in a run's settings. */
-export const ScanProfileSchema = Type.Object(
-  {
-    preset: Type.Optional(
-      Type.String({
-        enum: [...SCAN_PRESETS],
-        description:
-          "quick (top 100 ports, no UDP, no brute force, depth 3, no template library), default (the server's settings) or thorough (top 1,000 ports, UDP, the large wordlist, depth 6, every check); the profile's own fields override it.",
-      }),
-    ),
-    ports: Type.Optional(
-      Type.String({
-        maxLength: 2000,
-        description: 'TCP ports scanned: top100, top1000 or a list such as "22,80,443,8000-8100".',
-      }),
-    ),
-    udp: Type.Optional(Type.Boolean({ description: "Whether the UDP pass runs." })),
-    dns_wordlist: Type.Optional(
-      Type.String({
-        enum: [...PROFILE_WORDLISTS],
-        description: "Subdomain brute force: off, small or large.",
-      }),
-    ),
-    depth: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 10, description: "Steps away from the seeds." }),
-    ),
-    rate_limit: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 1_000_000,
-        description: "Network operations per second across a run (0 = unlimited).",
-      }),
-    ),
-    exposure_checks: Type.Optional(Type.Boolean({ description: "Whether the active exposure checks run." })),
-    template_library: Type.Optional(
-      Type.Boolean({ description: "Whether Sightline's own template library runs." }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "The collection's scan profile (a Sightline extension): a preset and the fields it overrides; what it leaves out comes from the server's settings.",
-  },
-);
 
 /** What each preset sets; `default` sets nothing, so the server's settings apply. */
 export const PRESETS: Record<ScanPreset, Omit<ScanProfile, "preset">> = {
@@ -102,24 +54,6 @@ export const PRESETS: Record<ScanPreset, Omit<ScanProfile, "preset">> = {
 export function resolveProfile(profile: ScanProfile): Omit<ScanProfile, "preset"> {
   const { preset, ...own } = profile;
   return { ...PRESETS[preset ?? "default"], ...own };
-}
-
-/** The settings of a run of a collection with `profile`, over the server's `settings`. */
-export function applyProfile(settings: RunSettings, profile: ScanProfile | null | undefined): RunSettings {
-  if (!profile) return settings;
-  const fields = resolveProfile(profile);
-  const applied: RunSettings = { ...settings, profile: { preset: profile.preset ?? "default", ...fields } };
-  if (fields.ports !== undefined) applied.ports = fields.ports;
-  if (fields.udp !== undefined) applied.udp = fields.udp ? "on" : "off";
-  if (fields.dns_wordlist !== undefined) {
-    applied.dnsWordlist = fields.dns_wordlist;
-    delete applied.dnsWordlistLines;
-  }
-  if (fields.depth !== undefined) applied.depth = fields.depth;
-  if (fields.rate_limit !== undefined) applied.rateLimit = fields.rate_limit;
-  if (fields.exposure_checks !== undefined) applied.exposureChecks = fields.exposure_checks ? "on" : "off";
-  if (fields.template_library !== undefined) applied.templateLibrary = fields.template_library ? "on" : "off";
-  return applied;
 }
 
 /** Why a port list cannot be scanned, or undefined when it can. */

@@ -1,10 +1,17 @@
 /** A run as the API shows it: its schema and the view of a stored run row. */
-import { Type } from "typebox";
+import { type TSchema, Type } from "typebox";
+import { CONFIG_SCHEMA, type SettingSchema } from "../core/config-schema.ts";
 import { formatTimestamp, formatTimestampOrNull } from "../core/formats.ts";
 import { OrNull } from "../core/or-null.ts";
-import { describeRunSettings, type RunSettings } from "../core/run-settings.ts";
+import {
+  describeRunSettings,
+  RUN_SETTING_KEYS,
+  type RunSettingKey,
+  type RunSettings,
+  wireName,
+} from "../core/run-settings.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
-import { ScanProfileSchema } from "../core/scan-profile.ts";
+import { ScanProfileSchema } from "../core/scan-profile-schema.ts";
 import { SOURCE_IDS, type SourceStatus, sourceFailed, sumStatuses } from "../core/sources.ts";
 import type { TargetStatus } from "../store/run-sources.ts";
 import type { RunRow } from "../store/runs.ts";
@@ -63,79 +70,61 @@ export function describeRun(row: RunRow, waiting: string | null = null) {
   };
 }
 
-const Integers = (description: string) => Type.Integer({ description });
-const Names = (description: string) => Type.Array(Type.String(), { description });
+/**
+ * A run setting's schema on the wire, from its configuration schema: its type, items and description
+ * (an enum as a string with `enum`, which the serialiser writes without a validator of its own).
+ */
+function wireSchema(key: RunSettingKey): TSchema {
+  const setting = (CONFIG_SCHEMA.properties as unknown as Record<RunSettingKey, SettingSchema>)[
+    key
+  ] as SettingSchema & {
+    anyOf?: Array<{ const: string }>;
+  };
+  const { description } = setting;
+  if (setting.anyOf) return Type.String({ enum: setting.anyOf.map((option) => option.const), description });
+  if (setting.type === "array") return Type.Array(Type.String(), { description });
+  return setting.type === "integer" ? Type.Integer({ description }) : Type.String({ description });
+}
 
-/** The discovery settings fixed when the run was created, which every worker applies. */
+/**
+ * The discovery settings fixed when the run was created, which every worker applies: each run setting
+ * under its wire name (core/run-settings.ts), absent from runs created before the setting existed.
+ */
 export const RunSettingsView = Type.Object(
   {
-    dns_servers: Names("Resolvers asked (host:port); empty means the system's."),
-    scan_allow: Names("Addresses, blocks and names scanning may touch although denied by default."),
-    scan_deny: Names("Addresses, blocks and names never touched, on top of the built-in deny list."),
-    ports: Type.String({ description: "The ports scanned: top100, top1000 or a list." }),
-    dns_wordlist: Type.String({ description: "The brute-force wordlist: small, large or a file." }),
-    dns_wordlist_lines: OrNull(Type.Integer(), {
-      description: "Lines of a wordlist file, read when the run was created; null for small and large.",
-    }),
-    depth: Integers("Discovery steps away from the seeds."),
-    concurrency: Integers("Network operations in flight at once."),
-    per_host_concurrency: Integers("Network operations in flight at once against one host."),
-    rate_limit: Integers("Network operations started per second (0 = unlimited)."),
-    timeout_ms: Integers("Time allowed for one network operation."),
-    http_max_body_bytes: Integers("Bytes of an HTTP body read."),
-    http_max_header_bytes: Integers("Bytes of HTTP headers accepted."),
-    http_max_redirects: Integers("Redirects followed from one URL."),
-    banner_max_bytes: Integers("Bytes of a service's greeting kept."),
-    banner_timeout_ms: Integers("Time a greeting is waited for."),
-    host_discovery: Type.Optional(
-      Type.String({
-        description: "`on`: addresses that answer none of their most common ports are left unscanned.",
-      }),
+    ...Object.fromEntries(
+      RUN_SETTING_KEYS.flatMap((key) => [
+        [wireName(key), Type.Optional(wireSchema(key))],
+        ...(key === "permutations"
+          ? [
+              [
+                "permutation_words",
+                Type.Optional(
+                  OrNull(Type.Integer(), {
+                    description: "Words of a permutation word file; null: the shipped words.",
+                  }),
+                ),
+              ],
+            ]
+          : []),
+        ...(key === "dnsWordlist"
+          ? [
+              [
+                "dns_wordlist_lines",
+                OrNull(Type.Integer(), {
+                  description:
+                    "Lines of a wordlist file, read when the run was created; null for small, large and off.",
+                }),
+              ],
+            ]
+          : []),
+      ]),
     ),
-    host_discovery_timeout_ms: Type.Optional(
-      Type.Integer({
-        description:
-          "Time host discovery waits for each of its ports (absent from runs created before the setting).",
-      }),
-    ),
-    host_discovery_min_timeout_ms: Type.Optional(
-      Type.Integer({
-        description:
-          "Shortest wait host discovery learns from a network's answers (absent from runs created before the setting, which always waited host_discovery_timeout_ms).",
-      }),
-    ),
-    udp: Type.String({ description: "Whether the UDP pass ran: on or off." }),
-    exposure_checks: Type.String({ description: "Whether the active exposure checks ran: on or off." }),
     profile: Type.Optional(ScanProfileSchema),
-    dns_max_records: Integers("Records of one type kept per name."),
-    dns_max_txt_length: Integers("Characters of one TXT record kept."),
-    axfr_max_records: Integers("Records read from one zone transfer."),
-    tls_max_names: Integers("Names taken from one certificate."),
-    max_block_addresses: Integers("Largest seeded IPv4 block whose addresses are scanned."),
-    templates: Names("Directories of nuclei-format templates run besides the built-in library."),
-    template_library: Type.String({
-      description: "Whether Sightline's own template library runs: on or off.",
-    }),
-    template_tags: Names("Only templates with one of these tags run; empty: every tag."),
-    template_severities: Names("Only templates of these severities run; empty: all."),
-    template_allow: Names("Intrusive tags (intrusive, dos, fuzz, bruteforce) allowed to run."),
-    sources: Type.Optional(
-      Names(
-        "Passive sources asked (SIGHTLINE_SOURCES); empty: every keyless one and every keyed one with a key.",
-      ),
-    ),
-    permutations: Type.Optional(Integers("Permuted names resolved per domain (0: none).")),
-    permutation_words: Type.Optional(
-      OrNull(Type.Integer(), { description: "Words of a permutation word file; null: the shipped words." }),
-    ),
-    source_max_bytes: Type.Optional(Integers("Bytes of one passive source's answer read.")),
-    source_timeout_ms: Type.Optional(Integers("Time one passive source's request may take.")),
-    source_retries: Type.Optional(Integers("Retries of a passive source's request after 429 or 5xx.")),
-    source_max_names: Type.Optional(Integers("Names kept from one passive source per seed.")),
   },
   {
     description:
-      "The discovery settings of the run, taken from the server's configuration when the run was created and applied by every worker; null for runs created before settings were stored.",
+      "The discovery settings of the run, taken from the server's configuration and the collection's scan profile when the run was created and applied by every worker; null for runs created before settings were stored.",
   },
 );
 

@@ -6,10 +6,9 @@
 import { type Kysely, PostgresAdapter, type Selectable, sql } from "kysely";
 import { nowIso } from "../core/formats.ts";
 import { pace, yieldToLoop } from "../core/pace.ts";
-import type { RunSettings } from "../core/run-settings.ts";
+import { applyProfile, type RunSettings } from "../core/run-settings.ts";
 import type { RunInfo, TaskRecord, TaskSpec } from "../core/run-work.ts";
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from "../core/runs.ts";
-import { applyProfile } from "../core/scan-profile.ts";
 import { scanProfileOf } from "./collections.ts";
 import {
   insertStaging,

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { applyProfile, PRESETS, portSpecProblem, resolveProfile } from "../../src/core/scan-profile.ts";
+import { applyProfile } from "../../src/core/run-settings.ts";
+import { PRESETS, portSpecProblem, resolveProfile } from "../../src/core/scan-profile.ts";
 import { modulesSwitchedOff } from "../../src/discovery/engine.ts";
 import { discoveryModules } from "../../src/discovery/modules.ts";
 import { instantRuns, QUIET_SCHEDULER } from "../hardening/surface.ts";

@@ -9,16 +9,27 @@ export interface Sightline {
   pid: number;
   /** stdout and stderr so far, interleaved as they arrived. */
   output(): string;
+  /** stdout alone so far. */
+  stdout(): string;
   /** Resolves with the first output line matching `pattern`; fails with the output after the timeout or on exit. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Resolves with the exit code (or the signal's name). */
   exited: Promise<number | string>;
+  /** Resolves once the process has exited and its stdout and stderr are read to the end. */
+  closed: Promise<void>;
   /** SIGTERM, then SIGKILL if still running after `graceMs`. */
   stop(graceMs?: number): Promise<number | string>;
 }
 
-/** Runs `node src/cli/main.ts ...args` with only the given environment on top of PATH and HOME. */
-export function spawnSightline(args: string[], env: Record<string, string>): Sightline {
+/**
+ * Runs `node src/cli/main.ts ...args` with only the given environment on top of PATH and HOME, and `input`
+ * (if given) on its standard input.
+ */
+export function spawnSightline(
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string } = {},
+): Sightline {
   const child = spawn(process.execPath, [MAIN, ...args], {
     // Runs do real discovery: its DNS stays on loopback (nothing answers there) unless a test says otherwise.
     env: {
@@ -30,15 +41,20 @@ export function spawnSightline(args: string[], env: Record<string, string>): Sig
       SIGHTLINE_PERMUTATIONS: "0",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let output = "";
+  let stdout = "";
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
     for (const listener of listeners) listener();
   };
-  child.stdout?.on("data", collect);
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    collect(chunk);
+  });
   child.stderr?.on("data", collect);
   const exited = new Promise<number | string>((resolve) =>
     child.once("exit", (code, signal) => {
@@ -46,6 +62,7 @@ export function spawnSightline(args: string[], env: Record<string, string>): Sig
       for (const listener of listeners) listener();
     }),
   );
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   let done = false;
   void exited.then(() => {
     done = true;
@@ -77,6 +94,8 @@ export function spawnSightline(args: string[], env: Record<string, string>): Sig
     child,
     pid: child.pid ?? -1,
     output: () => output,
+    stdout: () => stdout,
+    closed,
     waitForLine,
     exited,
     async stop(graceMs = 10_000) {
@@ -92,21 +111,27 @@ export function spawnSightline(args: string[], env: Record<string, string>): Sig
 
 /**
  * Runs a client command (`sightline collections …`, `run …`, `results …`) against a test server, with
- * its URL and the admin's keys in the environment and `home` as HOME; answers the exit code and output.
+ * its URL and the admin's keys in the environment, `home` as HOME and `input` on its standard input;
+ * answers the exit code and output.
  */
 export async function runClientCommand(
   server: { url: string; admin: { accessKey: string; secretKey: string } },
   home: string,
   args: string[],
   env: Record<string, string> = {},
-): Promise<{ code: number | string; output: string }> {
-  const child = spawnSightline(args, {
-    HOME: home,
-    SIGHTLINE_URL: server.url,
-    SERVICE_ACCESS_KEY: server.admin.accessKey,
-    SERVICE_SECRET_KEY: server.admin.secretKey,
-    ...env,
-  });
-  const code = await child.exited;
-  return { code, output: child.output() };
+  input?: string,
+): Promise<{ code: number | string; output: string; stdout: string }> {
+  const child = spawnSightline(
+    args,
+    {
+      HOME: home,
+      SIGHTLINE_URL: server.url,
+      SERVICE_ACCESS_KEY: server.admin.accessKey,
+      SERVICE_SECRET_KEY: server.admin.secretKey,
+      ...env,
+    },
+    { input },
+  );
+  await child.closed;
+  return { code: await child.exited, output: child.output(), stdout: child.stdout() };
 }

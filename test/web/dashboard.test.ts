@@ -208,6 +208,40 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.equal((await t.request("GET", "/api/collections/acme")).body.result.scan_rate, "weekly");
   });
 
+  test("the scan profile: a preset with overrides is saved, a bad port list refused, then dropped", async () => {
+    const profile = async () => (await t.request("GET", "/api/collections/acme")).body.result.scan_profile;
+    await page.getByLabel("Preset").selectOption("thorough");
+    assert.equal(
+      await page.getByLabel("UDP pass").locator("option").first().innerText(),
+      "Unset (preset: on)",
+    );
+    await page.getByLabel("TCP ports").fill("22,443,70000");
+    await page.getByRole("button", { name: "Save scan profile" }).click();
+    await page
+      .getByRole("alert")
+      .getByText(/scan_profile\.ports has "70000", outside 1–65535/)
+      .waitFor();
+    assert.equal(await profile(), null, "nothing was saved");
+
+    await page.getByLabel("TCP ports").fill("22,443");
+    await page.getByLabel("UDP pass").selectOption("off");
+    await page.getByLabel("Depth").fill("2");
+    await page.getByRole("button", { name: "Save scan profile" }).click();
+    await page.getByText("Scan profile saved: the next run scans with it.").waitFor();
+    assert.deepEqual(await profile(), { preset: "thorough", ports: "22,443", udp: false, depth: 2 });
+    await screenshot(page, "scan-profile");
+
+    await page.reload();
+    assert.equal(
+      await page.getByLabel("TCP ports").inputValue(),
+      "22,443",
+      "the form shows the stored profile",
+    );
+    await page.getByRole("button", { name: "Use the server's settings" }).click();
+    await page.getByText("Scan profile removed: runs use the server's settings.").waitFor();
+    assert.equal(await profile(), null);
+  });
+
   for (const [tab, heading] of [
     ["", "Overview"],
     ["/hosts", "Hosts"],

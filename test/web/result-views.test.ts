@@ -1,12 +1,14 @@
 /**
  * Result views a new user found wanting, in Chromium: the applications' "In scope" column, the KEV flag
- * of vulnerabilities, and runs-page texts that match the collection's scan rate.
+ * of vulnerabilities, runs-page texts that match the collection's scan rate, and a host with no open
+ * port saying which ports its run tried.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { buildRun } from "../helpers/result-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { force, waitForRun } from "../runs/helpers.ts";
 import { chromiumSkipReason, openBrowser, signIn } from "./browser.ts";
 
 describe("result views", { skip: chromiumSkipReason() }, () => {
@@ -15,7 +17,7 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
   let page: Page;
 
   before(async () => {
-    t = await startTestServer("sqlite", { schedulerIntervalSeconds: 3600 });
+    t = await startTestServer("sqlite", { schedulerIntervalSeconds: 3600, scanAllow: ["127.77.0.0/16"] });
     for (const [name, scanRate] of [
       ["fx", "on_demand"],
       ["auto", "auto"],
@@ -64,5 +66,63 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
     await t.request("POST", "/api/collections", { body: { name: "quiet", scan_rate: "on_demand" } });
     await page.goto(`${t.url}/collections/quiet/runs`);
     await page.getByText("No runs yet. This collection runs only when asked: start one now.").waitFor();
+  });
+
+  test("a host with no open port says which ports the run tried", async () => {
+    // A real run of the collection's own profile: two ports where nothing listens on a loopback address.
+    const created = await t.request("POST", "/api/collections", {
+      body: {
+        name: "lone-host",
+        scan_rate: "on_demand",
+        seeds: [{ type: "IpAddress", name: "127.77.0.9" }],
+        scan_profile: { preset: "quick", ports: "1,9" },
+      },
+    });
+    assert.equal(created.status, 200, created.text);
+    const id = await force(t, "lone-host");
+    const run = await waitForRun(t, "lone-host", id, "finished", "failed");
+    assert.equal(run.status, "finished", run.error);
+    await page.goto(`${t.url}/collections/lone-host/hosts`);
+    const row = page.locator("tbody tr", { hasText: "127.77.0.9" });
+    await row.getByText("none open among 1,9").waitFor();
+  });
+
+  test("the hosts filter searches the open ports, a select keeps hosts with open ports, and both live in the address", async () => {
+    const hosts = (await t.request("GET", "/api/collections/fx/hosts")).body.result as Record<
+      string,
+      { ports: Array<{ number: string; protocol: string }> }
+    >;
+    const withSsh = Object.values(hosts).filter((host) =>
+      host.ports.some((port) => port.number === "0.22e2"),
+    ).length;
+    assert.ok(withSsh > 0 && withSsh < Object.keys(hosts).length);
+    await page.goto(`${t.url}/collections/fx/hosts`);
+    await page.getByLabel("Filter hosts").fill("22/tcp");
+    await page.getByText(`Showing 1–${withSsh} of ${withSsh} hosts`).waitFor();
+    await page.waitForURL(/[?&]q=22%2Ftcp/);
+    await page.reload();
+    assert.equal(
+      await page.getByLabel("Filter hosts").inputValue(),
+      "22/tcp",
+      "the filter came back from the address",
+    );
+    await page.getByText(`Showing 1–${withSsh} of ${withSsh} hosts`).waitFor();
+
+    await page.getByLabel("Filter hosts").fill("");
+    await page.getByLabel("Open ports").selectOption("with open ports");
+    const all = Object.keys(hosts).length;
+    await page.getByText(`Showing 1–${Math.min(all, 25)} of ${all} hosts`).waitFor();
+    await page.waitForURL(/[?&]f\.ports=with\+open\+ports/);
+
+    await page.goto(`${t.url}/collections/lone-host/hosts?f.ports=no+open+port`);
+    assert.equal(await page.getByLabel("Open ports").inputValue(), "no open port");
+    await page.locator("tbody tr", { hasText: "127.77.0.9" }).waitFor();
+  });
+
+  test("the issues' severity choices read as words", async () => {
+    await page.goto(`${t.url}/collections/fx/issues`);
+    const options = await page.getByLabel("Severity").locator("option").allInnerTexts();
+    assert.ok(options.length > 1, options.join(", "));
+    for (const option of options.slice(1)) assert.match(option, /^(critical|high|medium|low|informational)$/);
   });
 });

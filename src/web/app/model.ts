@@ -1,6 +1,7 @@
 /** Shapes the dashboard reads from the API (see the OpenAPI document at /docs). */
 
 import { ACTIVE_RUN_STATUSES } from "../../core/runs.ts";
+import type { ScanProfile } from "../../core/scan-profile.ts";
 import type { Named, TaskResult } from "./provenance.ts";
 
 export { SCAN_RATES } from "../../core/runs.ts";
@@ -17,6 +18,7 @@ export interface Collection {
   name: string;
   team_id: number;
   scan_rate: string;
+  scan_profile?: ScanProfile | null;
   created_at: string;
   updated_at: string;
   seed_count: number;

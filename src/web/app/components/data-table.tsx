@@ -1,10 +1,13 @@
 /**
  * The one table every result list uses: sortable headers, a text filter, select filters on chosen
  * columns, paging, and a button per row that opens its details. Sorting, filtering and paging happen in
- * the browser over the whole list the API returned.
+ * the browser over the whole list the API returned. With `inUrl`, the filters and the sort live in the
+ * page's address (`q`, `sort`, `desc`, `f.<column>`), so a reload, a bookmark or a shared link shows
+ * the same rows.
  */
 import type { ComponentChildren } from "preact";
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { navigate } from "../router.ts";
 import { ScrollArea } from "./scroll-area.tsx";
 
 export interface Column<R> {
@@ -12,6 +15,8 @@ export interface Column<R> {
   label: string;
   /** What the column sorts and filters by. */
   value: (row: R) => string | number;
+  /** What the text filter searches in the column, when it is not the value (e.g. the ports, not their count). */
+  text?: (row: R) => string;
   /** How the cell shows; default the value. */
   render?: (row: R) => ComponentChildren;
   /** Offer a select of this column's distinct values. */
@@ -36,6 +41,42 @@ export interface DataTableProps<R> {
   initialSort?: { id: string; descending?: boolean };
   /** Initial values of select filters by column id. */
   initialFilters?: Record<string, string>;
+  /** Keep the text filter, the select filters and the sort in the page's address. */
+  inUrl?: boolean;
+}
+
+interface TableState {
+  text: string;
+  filters: Record<string, string>;
+  sort: { id: string; descending?: boolean } | undefined;
+}
+
+/** The table's state as the address holds it (`q`, `sort`, `desc`, `f.<column>`). */
+function stateFromUrl(): TableState {
+  const query = new URLSearchParams(window.location.search);
+  const filters: Record<string, string> = {};
+  for (const [key, value] of query) if (key.startsWith("f.")) filters[key.slice(2)] = value;
+  const sort = query.get("sort");
+  return {
+    text: query.get("q") ?? "",
+    filters,
+    sort: sort ? { id: sort, descending: query.get("desc") === "1" } : undefined,
+  };
+}
+
+/** The address with the table's state in its query, other parameters kept. */
+function urlWithState(state: TableState, defaultSort: string): string {
+  const query = new URLSearchParams(window.location.search);
+  for (const key of [...query.keys()])
+    if (key === "q" || key === "sort" || key === "desc" || key.startsWith("f.")) query.delete(key);
+  if (state.text) query.set("q", state.text);
+  for (const [id, value] of Object.entries(state.filters)) if (value !== "") query.set(`f.${id}`, value);
+  if (state.sort && (state.sort.id !== defaultSort || state.sort.descending)) {
+    query.set("sort", state.sort.id);
+    if (state.sort.descending) query.set("desc", "1");
+  }
+  const search = query.toString();
+  return `${window.location.pathname}${search ? `?${search}` : ""}`;
 }
 
 const PAGE_SIZES = [25, 50, 100, 250];
@@ -55,10 +96,18 @@ function valuesOf<R>(column: Column<R>, row: R): Array<string | number> {
 }
 
 export function DataTable<R>(props: DataTableProps<R>) {
-  const { noun, rows, columns, rowKey, onOpen } = props;
-  const [sort, setSort] = useState(props.initialSort ?? { id: columns[0].id, descending: false });
-  const [text, setText] = useState("");
-  const [filters, setFilters] = useState<Record<string, string>>(props.initialFilters ?? {});
+  const { noun, rows, columns, rowKey, onOpen, inUrl } = props;
+  const fromUrl = inUrl ? stateFromUrl() : undefined;
+  const defaultSort = props.initialSort ?? { id: columns[0].id, descending: false };
+  const [sort, setSort] = useState(fromUrl?.sort ?? defaultSort);
+  const [text, setText] = useState(fromUrl?.text ?? "");
+  const [filters, setFilters] = useState<Record<string, string>>({
+    ...props.initialFilters,
+    ...fromUrl?.filters,
+  });
+  useEffect(() => {
+    if (inUrl) navigate(urlWithState({ text, filters, sort }, defaultSort.id), { replace: true });
+  }, [inUrl, text, filters, sort, defaultSort.id]);
   const [page, setPage] = useState(0);
   const [pageSize, setPageSize] = useState(PAGE_SIZES[0]);
   const idBase = `table-${noun.replace(/\W+/g, "-")}`;
@@ -81,7 +130,9 @@ export function DataTable<R>(props: DataTableProps<R>) {
           return false;
       }
       if (!needle) return true;
-      return columns.some((column) => String(column.value(row)).toLowerCase().includes(needle));
+      return columns.some((column) =>
+        (column.text ? column.text(row) : String(column.value(row))).toLowerCase().includes(needle),
+      );
     });
     const column = columns.find((c) => c.id === sort.id) ?? columns[0];
     const sorted = filtered

@@ -5,6 +5,7 @@
 
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { describePorts } from "../../../core/scan-profile.ts";
 import { collectionPath } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { Dialog } from "../components/dialog.tsx";
@@ -18,6 +19,7 @@ import type {
   Issue,
   NetBlock,
   Product,
+  Run,
   Vulnerability,
 } from "../model.ts";
 import { useApi } from "../use-api.ts";
@@ -36,6 +38,27 @@ import {
 
 type Row = Record<string, unknown>;
 
+/** A host's open ports as a person reads them: "22/tcp, 443/tcp". */
+const openPorts = (host: Host) =>
+  (host.ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`).join(", ");
+
+/** What a view's columns may say beyond its rows. */
+interface ViewContext {
+  /** The ports the latest finished run scanned, as a person reads them ("the top 100"). */
+  portsTried?: string;
+}
+
+/** The ports the latest finished run scanned, read only for a view that shows them. */
+function usePortsTried(name: string, wanted: boolean): string | undefined {
+  const runs = useApi<Run[]>(wanted ? collectionPath(name, "/runs") : undefined);
+  const finished = runs.data?.find((run) => run.status === "finished");
+  const run = useApi<{ settings: { ports: string } | null }>(
+    finished ? collectionPath(name, `/runs/${finished.id}`) : undefined,
+  );
+  const ports = run.data?.settings?.ports;
+  return ports ? describePorts(ports) : undefined;
+}
+
 export interface ResultView {
   tab: string;
   title: string;
@@ -46,7 +69,9 @@ export interface ResultView {
   query?: string;
   /** How the answer becomes rows; default: the list itself. */
   rows?: (result: unknown) => Row[];
-  columns: (rows: Row[]) => Column<Row>[];
+  columns: (rows: Row[], context: ViewContext) => Column<Row>[];
+  /** Whether the columns tell a host with no open port which ports the results' run tried. */
+  showsPortsTried?: boolean;
   /** Default: the row's name. */
   rowKey?: (row: Row, index: number) => string;
   /** Default: the row's name. */
@@ -157,15 +182,17 @@ export const RESULT_VIEWS: ResultView[] = [
     noun: "hosts",
     description: "IP addresses found, with their open ports and where they are.",
     rows: (result) => asRows(result, "ip"),
-    columns: () => [
+    showsPortsTried: true,
+    columns: (_rows, { portsTried }) => [
       { id: "ip", label: "IP address", value: (row) => String(row.ip) },
       {
         id: "ports",
         label: "Open ports",
         value: (row) => ((row as Host).ports ?? []).length,
-        render: (row) =>
-          ((row as Host).ports ?? []).map((port) => `${toNumber(port.number)}/${port.protocol}`).join(", ") ||
-          "none",
+        text: (row) => openPorts(row as Host),
+        render: (row) => openPorts(row as Host) || (portsTried ? `none open among ${portsTried}` : "none"),
+        filter: true,
+        filterValues: (row) => [((row as Host).ports ?? []).length > 0 ? "with open ports" : "no open port"],
         numeric: true,
       },
       { id: "net_name", label: "Network", value: (row) => String(row.net_name ?? "") },
@@ -242,7 +269,7 @@ export const RESULT_VIEWS: ResultView[] = [
         value: (row) => toNumber(row.severity),
         render: (row) => <SeverityBadge severity={row.severity} />,
         filter: true,
-        filterLabel: (value) => `${value} ${severityName(value)}`,
+        filterLabel: (value) => severityName(value),
       },
       {
         id: "entity",
@@ -399,6 +426,7 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
   const view = RESULT_VIEWS.find((v) => v.tab === tab)!;
   const resource = useApi<unknown>(collectionPath(name, `/${view.tab}${view.query ? `?${view.query}` : ""}`));
   const [open, setOpen] = useState<Row>();
+  const portsTried = usePortsTried(name, view.showsPortsTried === true);
   const rows = resource.data === undefined ? [] : (view.rows ?? asRows)(resource.data);
   return (
     <section aria-labelledby="result-heading">
@@ -416,9 +444,11 @@ export function ResultSection({ name, tab }: { name: string; tab: string }) {
       )}
       {rows.length > 0 && (
         <DataTable
+          key={view.tab}
           noun={view.noun}
           rows={rows}
-          columns={view.columns(rows)}
+          columns={view.columns(rows, { portsTried })}
+          inUrl
           rowKey={view.rowKey ?? ((row, index) => String(row.name ?? index))}
           onOpen={view.details ? setOpen : undefined}
           initialSort={view.tab === "issues" ? { id: "severity" } : undefined}

@@ -1,12 +1,13 @@
 /**
  * A collection's seeds and settings: list, add (typed, pasted or from a file), delete one or all, scan
- * rate, and delete the collection itself (after its name is typed in a dialog).
+ * rate and scan profile, and delete the collection itself (after its name is typed in a dialog).
  */
 import { useState } from "preact/hooks";
 import { collectionPath, del, pathSegment, post, sentence } from "../api.ts";
 import { type Column, DataTable } from "../components/data-table.tsx";
 import { Dialog } from "../components/dialog.tsx";
 import { Empty } from "../components/notice.tsx";
+import { ScanProfileForm } from "../components/scan-profile.tsx";
 import { ScanRateSelect } from "../components/scan-rate-select.tsx";
 import { SeedInput, submitSeeds, useSeedText } from "../components/seed-input.tsx";
 import { plural } from "../format.ts";
@@ -227,6 +228,7 @@ export function SeedsSection({ collection, onChanged }: { collection: Collection
         <p class="hint">
           The team ({collection.team_id}) is chosen when a collection is created and cannot change.
         </p>
+        <ScanProfileForm path={path} profile={collection.scan_profile} onChanged={onChanged} />
       </section>
 
       <section aria-labelledby="danger-heading" class="danger-zone">
