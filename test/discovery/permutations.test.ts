@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Scope } from "../../src/core/scope.ts";
 import { PERMUTATION_WORDS, permutations, permute } from "../../src/discovery/modules/permutations.ts";
 import { runModule } from "../helpers/discovery.ts";
 import { defaultWorld, startLab } from "../lab/index.ts";
@@ -57,7 +58,14 @@ describe("permutations on the lab", () => {
   });
   after(() => lab?.stop());
 
-  const settings = (extra: object) => ({ dnsServers: [lab.resolver], timeoutMs: 1000, ...extra });
+  const scope = new Scope(
+    [
+      { type: "Domain", name: "acme.test" },
+      { type: "Domain", name: "wild.test" },
+    ],
+    { scanAllow: ["127.0.0.0/8"], scanDeny: [] },
+  );
+  const settings = (extra: object) => ({ dnsServers: [lab.resolver], timeoutMs: 1000, scope, ...extra });
 
   test("permuted names that exist are found, resolved first", async () => {
     const found = new Set<string>();
@@ -128,6 +136,15 @@ describe("permutations on the lab", () => {
       .map((entity) => entity.name);
     assert.ok(names.includes("api-staging.acme.test"));
     assert.equal(names.includes("dev.api.acme.test"), false, "words not in the list are not tried");
+  });
+
+  test("only names in the collection's scope are tried", async () => {
+    const outcome = await runModule(
+      permutations,
+      { kind: "DnsRecord", name: "api.acme.test" },
+      { dnsServers: [lab.resolver], timeoutMs: 1000, permutations: 1000, runId: 5 },
+    );
+    assert.equal(outcome.entities.length, 0, "a scope without acme.test permutes nothing under it");
   });
 
   test("a permuted name is not permuted again", () => {
