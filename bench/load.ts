@@ -230,6 +230,9 @@ export const loadBench = {
           bootstrapSecretKey: KEYS.secret,
           dnsServers: [lab.resolver],
           scanAllow: ["127.0.0.0/8"],
+          // The lab is the whole world: no passive source outside it is asked, no permutation guessed.
+          sources: ["none"],
+          permutations: 0,
           timeoutMs: 1000,
           schedulerIntervalSeconds: 86_400,
         },

@@ -379,6 +379,9 @@ async function runSightline(
       bootstrapSecretKey: KEYS.secret,
       dnsServers: [world.resolver],
       scanAllow: [`${WORLD_NET}/16`, `127.${WORLD_OCTET + 1}.0.0/16`],
+      // The lab is the whole world: no passive source outside it is asked, no permutation guessed.
+      sources: ["none"],
+      permutations: 0,
       ports: PORTS,
       schedulerIntervalSeconds: 86_400,
       runTimeLimitSeconds: RUN_LIMIT_MS / 1000,

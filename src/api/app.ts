@@ -16,6 +16,7 @@ import { type LogSettings, loggerOptions, requestId, requestIds, requestLogs } f
 import { openApi } from "./openapi.ts";
 import { resultRoutes } from "./results.ts";
 import { ErrorEnvelope } from "./schemas.ts";
+import { sourceRoutes } from "./sources.ts";
 import { teamRoutes } from "./teams.ts";
 import { webRoutes } from "./web.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -79,6 +80,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     { prefix: "/api/collections" },
   );
   await app.register(teamRoutes, { prefix: "/api/teams" });
+  await app.register(sourceRoutes, { prefix: "/api/sources" });
   await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

@@ -23,6 +23,11 @@ const TAGS = [
   },
   { name: "Webhooks", description: "Signed events sent to your URLs when runs end and issues appear." },
   { name: "Teams", description: "The teams you belong to." },
+  {
+    name: "Sources",
+    description:
+      "The passive sources runs ask (certificate logs, passive DNS, archives), their keys' presence and last status.",
+  },
   { name: "Operations", description: "Health, metrics and this reference: no API keys asked." },
 ];
 

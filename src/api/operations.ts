@@ -161,6 +161,12 @@ export const OPERATIONS: Record<string, OperationText> = {
     operationId: "listTeams",
     success: "The envelope around your teams.",
   },
+  "GET /api/sources": {
+    operationId: "listSources",
+    description:
+      "Every passive source this server can ask: whether runs ask it and why not, whether its key is set (never the key), its rate limit and documentation, and its status in the latest run of your collections that asked it.",
+    success: "The envelope around the passive sources.",
+  },
 };
 
 /** An operation's id when the table has none: its method and path in camel case. */

@@ -13,6 +13,7 @@ import { pipeline, type Transform } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type TObject, type TProperties, Type } from "typebox";
+import type { RunSettings } from "../core/run-settings.ts";
 import { SEVERITIES } from "../core/severities.ts";
 import { APPLICATIONS, ApplicationItem, applicationItems } from "../results/applications.ts";
 import { type CachedHeaders, type CacheHit, etagOf, ResultCache } from "../results/cache.ts";
@@ -26,6 +27,7 @@ import { IssueItem, issueGroupItems, issueItems } from "../results/issues.ts";
 import { NETBLOCK_KINDS, netblockItem } from "../results/netblocks.ts";
 import { Overview, OverviewHistory, overview, overviewHistory } from "../results/overview.ts";
 import { ProductItem } from "../results/products.ts";
+import { describeRunSources, sourcesHeadline } from "../results/runs.ts";
 import { SERVICE_KINDS, ServiceFields, serviceItem } from "../results/services.ts";
 import {
   bodyStream,
@@ -672,6 +674,14 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.params.collection_name,
       );
       const run = await queries.run(collection, (request.query as { run_id?: number }).run_id);
+      const runRow = run && (await app.services.runs.get(run.runId));
+      const sources = sourcesHeadline(
+        run?.runId ?? null,
+        describeRunSources(
+          runRow?.settings ? (JSON.parse(runRow.settings) as RunSettings) : null,
+          run ? await app.services.runSources.forRun(run.runId) : new Map(),
+        ),
+      );
       return {
         success: true as const,
         message: "success" as const,
@@ -679,6 +689,7 @@ export const resultRoutes: FastifyPluginAsyncTypebox = async (app) => {
           seedCount: (await collections.seeds(collection.id)).length,
           lastRun: await queries.lastRun(collection.id),
           run,
+          sources,
         }),
       };
     },

@@ -137,10 +137,11 @@ export function runRoutes(coordinator: RunCoordinator) {
         const collection = await visibleCollection(collections, request.principal, collection_name);
         const row = await findRun(collection.id, collection.name, id);
         const notes = await app.services.entities.noteCounts(row.id);
+        const sources = await app.services.runSources.forRun(row.id);
         return {
           success: true as const,
           message: "success" as const,
-          result: describeRunDetail(row, notes, await waitingFor([row])),
+          result: describeRunDetail(row, notes, await waitingFor([row]), sources),
         };
       },
     );

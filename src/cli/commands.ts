@@ -9,6 +9,7 @@ import { registerFingerprintCommands } from "./fingerprints.ts";
 import { registerIpdbCommands } from "./ipdb.ts";
 import { registerRunCommands } from "./runs.ts";
 import { registerServerCommands } from "./server-commands.ts";
+import { registerSourceCommands } from "./sources.ts";
 import { registerTemplateCommands } from "./templates.ts";
 import { registerVulndbCommands } from "./vulndb.ts";
 
@@ -17,6 +18,7 @@ export function registerCommands(program: Command): Command {
   registerAdminCommands(program);
   registerAuditCommands(program);
   registerRunCommands(program);
+  registerSourceCommands(program);
   registerCollectionCommands(program);
   registerExportCommand(program);
   registerVulndbCommands(program);

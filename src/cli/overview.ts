@@ -42,6 +42,7 @@ export function overviewLines(collection: string, overview: OverviewResult): str
   if (previous !== null && gone)
     lines.push(`Gone since run ${previous}: ${gone.entities} entities, ${gone.issues} issues`);
   if (overview.change_note) lines.push(`Note: ${overview.change_note}`);
+  if (overview.sources?.note) lines.push(`Sources: ${overview.sources.note}`);
   return lines;
 }
 

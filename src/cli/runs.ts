@@ -43,8 +43,25 @@ interface Run {
 }
 
 /** One run as GET …/runs/{id} answers it. */
+/** One passive source in a run, as GET …/runs/{id} answers it. */
+export interface RunSourceLine {
+  source: string;
+  queried: boolean;
+  reason: string | null;
+  status: string;
+  requests: number;
+  answered: number;
+  names: number;
+  in_scope: number;
+  new: number;
+  historical: number;
+  rate_limited: number;
+  failure: string | null;
+}
+
 interface RunDetail extends Run {
   settings: Record<string, unknown> | null;
+  sources?: { all_failed: boolean; sources: RunSourceLine[] };
   notes: { total: number; by_kind: Array<{ kind: string; count: number }> };
 }
 
@@ -152,6 +169,7 @@ export function runLines(collection: string, run: RunDetail, notes: RunNotes): s
       `Settings: ports ${settings.ports}, depth ${settings.depth}, wordlist ${settings.dns_wordlist}, timeout ${settings.timeout_ms} ms, resolvers ${Array.isArray(settings.dns_servers) && settings.dns_servers.length ? settings.dns_servers.join(", ") : "the system's"}, scan allow ${list(settings.scan_allow)}, scan deny ${list(settings.scan_deny)}`,
     );
   }
+  lines.push(...sourceLines(run.sources));
   if (notes.total === 0) {
     lines.push("Notes: none.");
     return lines;
@@ -161,6 +179,28 @@ export function runLines(collection: string, run: RunDetail, notes: RunNotes): s
     lines.push(`  ${kind.kind}: ${plural(kind.count, "note")}, e.g.`);
     for (const example of kind.examples) lines.push(`    ${example}`);
   }
+  return lines;
+}
+
+/** A source's status in a few words: what it gave, or why it gave nothing. */
+export function sourceStatusText(source: RunSourceLine): string {
+  if (!source.queried) return `not queried: ${source.reason}`;
+  const limited = source.rate_limited > 0 ? `, rate-limited ${source.rate_limited}×` : "";
+  if (source.status === "failed") return `FAILED: ${source.failure}${limited}`;
+  const partly = source.status === "partial" ? `, partly failed: ${source.failure}` : "";
+  return `${source.answered}/${source.requests} answered, ${plural(source.names, "name")}, ${source.in_scope} in scope, ${source.new} new, ${source.historical} gone${limited}${partly}`;
+}
+
+/** The run's passive sources, one a line: those asked first, then those not asked. */
+function sourceLines(sources: RunDetail["sources"]): string[] {
+  if (!sources || sources.sources.length === 0) return [];
+  const asked = sources.sources.filter((source) => source.queried);
+  const lines = [
+    `Sources: ${asked.length} asked${sources.all_failed ? " — EVERY SOURCE FAILED: no names is not an answer" : ""}`,
+  ];
+  const width = Math.max(...sources.sources.map((source) => source.source.length));
+  for (const source of [...asked, ...sources.sources.filter((source) => !source.queried)])
+    lines.push(`  ${source.source.padEnd(width)}  ${sourceStatusText(source)}`);
   return lines;
 }
 

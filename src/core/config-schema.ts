@@ -4,6 +4,16 @@
  * and docs/configuration.md (`npm run docs:config`) are all made from this one object.
  */
 import { type Static, type TSchema, Type } from "typebox";
+import {
+  KEYED_SOURCE_IDS,
+  type KeyedSourceId,
+  SOURCE_IDS,
+  type SourceId,
+  type SourceKeyPart,
+  sourceInfo,
+  sourceKeyKey,
+  sourceUrlKey,
+} from "./sources.ts";
 
 /** What a setting carries beside its JSON Schema. */
 export interface SettingMeta {
@@ -385,6 +395,52 @@ export const CONFIG_SCHEMA = Type.Object(
       unit: "seeds",
       description: "Seeds one collection may hold; adding beyond it answers 400 and adds nothing.",
     }),
+    sources: list({
+      env: "SIGHTLINE_SOURCES",
+      description:
+        "Passive sources a run asks (ids, see docs/sources.md), or `none`; empty: every keyless source plus every keyed one whose key is set.",
+    }),
+    permutations: whole(500, {
+      env: "SIGHTLINE_PERMUTATIONS",
+      unit: "names",
+      description:
+        "Permuted names (number increments, dash and dot joins, environment and service words) resolved per domain and run; 0 turns permutations off.",
+    }),
+    permutationWords: text("", {
+      env: "SIGHTLINE_PERMUTATION_WORDS",
+      description:
+        "A file of words (one a line) permutations join to known labels; empty: the shipped environment and service words.",
+    }),
+    sourceMaxBytes: whole(8 * MiB, {
+      env: "SIGHTLINE_SOURCE_MAX_BYTES",
+      minimum: 1024,
+      unit: "bytes",
+      description: "Bytes of one passive source's answer read; a longer answer is cut there and noted.",
+    }),
+    sourceTimeoutMs: whole(30_000, {
+      env: "SIGHTLINE_SOURCE_TIMEOUT_MS",
+      minimum: 100,
+      unit: "milliseconds",
+      description: "Time one passive source's request may take, its whole body included.",
+    }),
+    sourceRetries: whole(3, {
+      env: "SIGHTLINE_SOURCE_RETRIES",
+      maximum: 10,
+      description:
+        "Retries of a passive source's request answered 429 or 5xx (with backoff, honouring Retry-After).",
+    }),
+    sourceRequestsPerMinute: whole(0, {
+      env: "SIGHTLINE_SOURCE_REQUESTS_PER_MINUTE",
+      description:
+        "Requests per minute to each passive source; 0: each source's published limit (docs/sources.md).",
+    }),
+    sourceMaxNames: whole(100_000, {
+      env: "SIGHTLINE_SOURCE_MAX_NAMES",
+      minimum: 1,
+      unit: "names",
+      description: "Names kept from one passive source per seed; the rest are dropped and noted.",
+    }),
+    ...sourceSettings(),
     ipDatabase: list({
       env: "SIGHTLINE_IP_DATABASE",
       description:
@@ -395,4 +451,29 @@ export const CONFIG_SCHEMA = Type.Object(
 );
 
 export type Config = Static<typeof CONFIG_SCHEMA>;
+
+type SourceSettings = { [Id in SourceId as `source${SourceKeyPart<Id>}Url`]: ReturnType<typeof text> } & {
+  [Id in KeyedSourceId as `source${SourceKeyPart<Id>}Key`]: ReturnType<typeof text>;
+};
+
+/** Per source: its base URL and its key (a secret: never shown, never logged, never answered). */
+function sourceSettings(): SourceSettings {
+  const settings: Record<string, ReturnType<typeof text>> = {};
+  for (const id of SOURCE_IDS) {
+    const info = sourceInfo(id);
+    settings[sourceUrlKey(id)] = text(info.url, {
+      env: `SIGHTLINE_SOURCE_${id.toUpperCase()}_URL`,
+      pattern: "^https?://[^\\s]+$",
+      patternMeaning: "be an http:// or https:// URL",
+      description: `Base URL of ${info.title} (a mirror, a proxy, a test server).`,
+    });
+  }
+  for (const id of KEYED_SOURCE_IDS)
+    settings[sourceKeyKey(id)] = text("", {
+      env: `SIGHTLINE_SOURCE_${id.toUpperCase()}_KEY`,
+      secret: true,
+      description: `${sourceInfo(id).title}'s API key${id === "censys" ? " as `<API ID>:<secret>`" : ""}; the source runs only when it is set.`,
+    });
+  return settings as SourceSettings;
+}
 export type SettingSchema = TSchema & SettingMeta & { default: unknown; type?: string };

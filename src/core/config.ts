@@ -3,10 +3,12 @@
  * at SIGHTLINE_CONFIG), then the environment. Checked once at start; every problem is a sentence. The
  * settings themselves are declared once, in config-schema.ts.
  */
+
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import ipaddr from "ipaddr.js";
 import { CONFIG_SCHEMA, type Config, type SettingSchema } from "./config-schema.ts";
+import { SOURCE_IDS } from "./sources.ts";
 
 export type { Config } from "./config-schema.ts";
 
@@ -100,6 +102,13 @@ function checkTogether(config: Config): void {
   for (const directory of config.templates)
     if (!existsSync(directory))
       throw new ConfigError(`SIGHTLINE_TEMPLATES entry "${directory}" is not a directory that can be read`);
+  const unknownSources = config.sources.filter(
+    (id) => id !== "none" && !(SOURCE_IDS as readonly string[]).includes(id),
+  );
+  if (unknownSources.length > 0)
+    throw new ConfigError(
+      `SIGHTLINE_SOURCES names unknown sources (${unknownSources.join(", ")}); known: none, ${SOURCE_IDS.join(", ")}`,
+    );
   if (Boolean(config.bootstrapAccessKey) !== Boolean(config.bootstrapSecretKey))
     throw new ConfigError(
       "set both SIGHTLINE_BOOTSTRAP_ACCESS_KEY and SIGHTLINE_BOOTSTRAP_SECRET_KEY, or neither",

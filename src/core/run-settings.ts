@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.ts";
 import { resolveProfile, type ScanProfile } from "./scan-profile.ts";
+import { chooseSources, sourceKeyKey } from "./sources.ts";
 
 /** The configuration keys a run fixes when it is created. */
 export const RUN_SETTING_KEYS = [
@@ -41,6 +42,12 @@ export const RUN_SETTING_KEYS = [
   "templateTags",
   "templateSeverities",
   "templateAllow",
+  "sources",
+  "permutations",
+  "sourceMaxBytes",
+  "sourceTimeoutMs",
+  "sourceRetries",
+  "sourceMaxNames",
 ] as const satisfies readonly (keyof Config)[];
 
 export type RunSettingKey = (typeof RUN_SETTING_KEYS)[number];
@@ -53,6 +60,10 @@ export type RunSettings = Pick<Config, RunSettingKey> & {
   dnsWordlistLines?: string[];
   /** The collection's scan profile the run applied (its preset and every field it set), if it had one. */
   profile?: ScanProfile;
+  /** Why each passive source the run does not ask is not asked (no key, not chosen). */
+  sourcesSkipped?: Record<string, string>;
+  /** The words of a permutation word file (`permutationWords`), read when the run is created. */
+  permutationWordLines?: string[];
 };
 
 /** Shipped wordlists and `off`; anything else names a file. */
@@ -74,6 +85,21 @@ export function runSettingsFrom(config: Config): RunSettings {
       );
     settings.dnsWordlistLines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
   }
+  // The choice is fixed with the run; the keys it depends on stay the server's and are not stored.
+  const { chosen, skipped } = chooseSources(config.sources, (id) => config[sourceKeyKey(id)] !== "");
+  settings.sources = chosen;
+  settings.sourcesSkipped = skipped;
+  if (config.permutationWords) {
+    const text = readFileSync(config.permutationWords, "utf8");
+    if (Buffer.byteLength(text) > MAX_WORDLIST_FILE_BYTES)
+      throw new Error(
+        `SIGHTLINE_PERMUTATION_WORDS "${config.permutationWords}" is larger than ${MAX_WORDLIST_FILE_BYTES / 1024 / 1024} MB; use a smaller list.`,
+      );
+    settings.permutationWordLines = text
+      .split(/\r?\n/)
+      .map((line) => line.trim().toLowerCase())
+      .filter((line) => line !== "");
+  }
   return settings;
 }
 
@@ -90,6 +116,8 @@ export function describeRunSettings(settings: RunSettings): Record<string, unkno
   for (const key of RUN_SETTING_KEYS) {
     if (settings[key] !== undefined) view[wireName(key)] = settings[key];
     if (key === "dnsWordlist") view.dns_wordlist_lines = settings.dnsWordlistLines?.length ?? null;
+    if (key === "permutations" && settings.permutations !== undefined)
+      view.permutation_words = settings.permutationWordLines?.length ?? null;
   }
   if (settings.profile) view.profile = settings.profile;
   return view;

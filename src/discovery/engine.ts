@@ -25,6 +25,13 @@ import type { RunInfo, RunWork, TaskOutcome, TaskRecord, TaskSpec } from "../cor
 import { NAME_KINDS, Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
 import { serviceEndpoint, servicePrefix } from "../core/service-names.ts";
+import {
+  describeSourceStatus,
+  KEYED_SOURCE_IDS,
+  SOURCE_IDS,
+  sourceKeyKey,
+  sourceUrlKey,
+} from "../core/sources.ts";
 import type { CollectionsRepository } from "../store/collections.ts";
 import {
   type Ancestor,
@@ -35,8 +42,16 @@ import {
   stagingRows,
 } from "../store/entities.ts";
 import { type RunResultsRequest, saveRunResultsHere, saveRunResultsOnThread } from "../store/run-results.ts";
-import { type DiscoveryModule, type DiscoverySettings, discoveryLimits } from "./module.ts";
-import { LocalModules, type ModuleRunner, type RunDescription } from "./module-run.ts";
+import { RunSourcesRepository } from "../store/run-sources.ts";
+import {
+  type DiscoveryModule,
+  type DiscoverySettings,
+  discoveryLimits,
+  type SourceAccess,
+} from "./module.ts";
+import { LocalModules, type ModuleOutput, type ModuleRunner, type RunDescription } from "./module-run.ts";
+import { sourceModuleName } from "./modules/passive-sources.ts";
+import { PERMUTATIONS } from "./modules/permutations.ts";
 import { MODULES } from "./modules.ts";
 import { parsePortSpec } from "./port-lists.ts";
 
@@ -91,7 +106,11 @@ const SEED_KIND: Record<Seed["type"], EntityKind> = {
  * What the modules of a run are given: the run's own settings, and from this process only how its port
  * scan runs (`probeEngine`), which changes how fast it goes, not what it finds.
  */
-export function discoverySettings(settings: RunSettings, probeEngine = "auto"): DiscoverySettings {
+export function discoverySettings(
+  settings: RunSettings,
+  probeEngine = "auto",
+  config?: Config,
+): DiscoverySettings {
   return {
     dnsServers: settings.dnsServers,
     ports: parsePortSpec(settings.ports),
@@ -113,6 +132,23 @@ export function discoverySettings(settings: RunSettings, probeEngine = "auto"): 
       severities: settings.templateSeverities,
       allow: settings.templateAllow.map((tag) => tag.toLowerCase()),
     },
+    sources: config && sourceAccess(settings, config),
+    permutations: settings.permutations ?? 0,
+    permutationWords: settings.permutationWordLines,
+  };
+}
+
+/** The run's choice of passive sources, with this process's URLs and keys of them. */
+function sourceAccess(settings: RunSettings, config: Config): SourceAccess {
+  return {
+    chosen: settings.sources ?? [],
+    urls: Object.fromEntries(SOURCE_IDS.map((id) => [id, config[sourceUrlKey(id)]])),
+    keys: Object.fromEntries(KEYED_SOURCE_IDS.map((id) => [id, config[sourceKeyKey(id)]])),
+    timeoutMs: settings.sourceTimeoutMs ?? config.sourceTimeoutMs,
+    maxBytes: settings.sourceMaxBytes ?? config.sourceMaxBytes,
+    retries: settings.sourceRetries ?? config.sourceRetries,
+    maxNames: settings.sourceMaxNames ?? config.sourceMaxNames,
+    requestsPerMinute: config.sourceRequestsPerMinute,
   };
 }
 
@@ -145,6 +181,9 @@ export function modulesSwitchedOff(settings: RunSettings): Set<string> {
   if (settings.udp === "off") off.add("udp");
   if (settings.exposureChecks === "off") off.add("exposures");
   if (settings.dnsWordlist === "off") off.add("dns-brute");
+  if (settings.permutations === 0) off.add(PERMUTATIONS);
+  if (settings.sources)
+    for (const id of SOURCE_IDS) if (!settings.sources.includes(id)) off.add(sourceModuleName(id));
   return off;
 }
 
@@ -180,6 +219,7 @@ export class DiscoveryEngine implements RunWork {
   /** Scope and settings per run, built once per run and process. */
   readonly #runs = new Map<number, Promise<RunContext>>();
   readonly #runner: ModuleRunner;
+  readonly #sources: RunSourcesRepository;
   /** This process's own settings, for runs created before runs carried theirs. */
   #ownSettings: RunSettings | undefined;
 
@@ -188,6 +228,7 @@ export class DiscoveryEngine implements RunWork {
     this.#modules = dependencies.modules ?? MODULES;
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
     this.#runner = dependencies.runner ?? new LocalModules(this.#modules);
+    this.#sources = new RunSourcesRepository(dependencies.entities.db);
   }
 
   /** Lets go of the module runner (a worker thread). */
@@ -323,6 +364,7 @@ export class DiscoveryEngine implements RunWork {
         followUps,
       );
     }
+    await this.#recordSources(run, outputs, work);
     // What the task found is written with its completion (RunsRepository.completeTask), a statement or
     // commit fewer, unless it may pair with what other tasks found as a virtual host: those look-ups read
     // the run's staging, so its own rows must be there first (see #virtualHostTasks).
@@ -332,6 +374,38 @@ export class DiscoveryEngine implements RunWork {
     if (signal.aborted) throw abortReason(signal);
     followUps.push(...(await this.#virtualHostTasks(run, pairing, runContext)));
     return followUps;
+  }
+
+  /**
+   * The passive sources' statuses of a task, written to the run's source ledger with a note each:
+   * `new` counts the live names no other task of the run had staged before this one.
+   */
+  async #recordSources(
+    run: RunInfo,
+    outputs: Array<{ module: DiscoveryModule; output: ModuleOutput }>,
+    work: StagedWork,
+  ): Promise<void> {
+    const statuses = outputs.flatMap(({ output }) => output.sources ?? []);
+    if (statuses.length === 0) return;
+    const live = [...new Set(statuses.flatMap((status) => status.live))];
+    const known =
+      live.length === 0
+        ? new Set<string>()
+        : new Set(
+            (await this.#dependencies.entities.staged(run.id, [...NAME_KINDS], { names: live })).map(
+              (sighting) => sighting.name,
+            ),
+          );
+    const recorded = statuses.map(({ live: names, ...status }) => ({
+      ...status,
+      new: names.filter((name) => !known.has(name)).length,
+    }));
+    await this.#sources.record(run.id, run.collectionId, recorded);
+    for (const status of recorded)
+      work.notes.push({
+        kind: sourceModuleName(status.source),
+        message: `${describeSourceStatus(status)} (asked about ${status.target}).`,
+      });
   }
 
   /** Stages what one module found on a task's entity and adds the follow-up tasks of what is new. */
@@ -538,7 +612,11 @@ export class DiscoveryEngine implements RunWork {
       // A setting a run does not carry (it was created by an older version) is this process's own.
       this.#ownSettings ??= runSettingsFrom(this.#dependencies.config);
       const stored: RunSettings = { ...this.#ownSettings, ...run.settings };
-      const settings = discoverySettings(stored, this.#dependencies.config.probeEngine);
+      const settings = discoverySettings(
+        stored,
+        this.#dependencies.config.probeEngine,
+        this.#dependencies.config,
+      );
       // The engine's own modules decide which tasks to make (`wants`): they get ready for the run here
       // even when they run elsewhere (a discovery thread has copies of its own).
       for (const module of this.#modules) module.runStarting?.(settings);

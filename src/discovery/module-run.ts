@@ -10,7 +10,7 @@ import type { FoundEntity, FoundIssue } from "../core/entities.ts";
 import { Scope } from "../core/scope.ts";
 import type { Seed } from "../core/seeds.ts";
 import { mergeDetails } from "../store/entities.ts";
-import type { DiscoveryContext, DiscoveryModule, DiscoverySettings } from "./module.ts";
+import type { DiscoveryContext, DiscoveryModule, DiscoverySettings, TargetSourceStatus } from "./module.ts";
 import { Throttle } from "./net/throttle.ts";
 
 /** What a module needs of its run: settings and what bounds its scope, all plain data. */
@@ -34,6 +34,8 @@ export interface ModuleOutput {
   found: FoundEntity[];
   issues: FoundIssue[];
   notes: string[];
+  /** How the passive sources it asked fared (a passive-source module's). */
+  sources?: TargetSourceStatus[];
   /** Why the module stopped early, when it threw (what it found before is kept). */
   error?: string;
 }
@@ -52,7 +54,7 @@ export interface ModuleRunner {
 export async function runModuleOn(
   module: DiscoveryModule,
   entity: FoundEntity,
-  context: Omit<DiscoveryContext, "emit" | "raise" | "note">,
+  context: Omit<DiscoveryContext, "emit" | "raise" | "note" | "reportSource">,
 ): Promise<ModuleOutput> {
   const found = new Map<string, FoundEntity>();
   const output: ModuleOutput = { found: [], issues: [], notes: [] };
@@ -76,6 +78,10 @@ export async function runModuleOn(
       },
       raise: (issue) => output.issues.push(issue),
       note: (message) => output.notes.push(message),
+      reportSource: (status) => {
+        output.sources ??= [];
+        output.sources.push(status);
+      },
     });
   } catch (error) {
     output.error = (error as Error).message;
@@ -108,10 +114,12 @@ export class LocalModules implements ModuleRunner {
     const { settings, scope, throttle } = this.#run(run);
     return runModuleOn(module, task.entity, {
       signal,
+      runId: run.id,
       depth: task.depth,
       throttle,
       settings,
       mayTouch: (address) => scope.mayTouch(address),
+      covers: (name) => scope.coversName(name),
     });
   }
 

@@ -5,12 +5,15 @@
  */
 import type { Config } from "../core/config.ts";
 import type { EntityKind, FoundEntity, FoundIssue } from "../core/entities.ts";
+import type { SourceStatus } from "../core/sources.ts";
 import type { Throttle } from "./net/throttle.ts";
 import type { TemplateSettings } from "./templates/library.ts";
 
 export interface DiscoveryContext {
   /** The run's abort signal (cancel, time limit, shutdown). Every network operation honours it. */
   signal: AbortSignal;
+  /** The run's id (what a module keeps per run, such as a budget, is keyed by it). */
+  runId?: number;
   /** Distance of the entity from the seeds: 0 for a seed. */
   depth: number;
   /** The politeness limits (global and per-host concurrency, rate) of the run's settings, shared by the runs of this process with the same limits; wrap every network operation. */
@@ -26,6 +29,32 @@ export interface DiscoveryContext {
    * spelling of an address counts as the address it reaches (IPv4-mapped, NAT64).
    */
   mayTouch(address: string): boolean;
+  /** Whether a name lies in the collection's scope (what the engine will mark scoped). */
+  covers?(name: string): boolean;
+  /** How a passive source fared on this entity, for the run's per-source status. */
+  reportSource?(status: TargetSourceStatus): void;
+}
+
+/** A source's status for one entity it was asked about, with the live names it gave (for `new`). */
+export interface TargetSourceStatus extends SourceStatus {
+  target: string;
+  live: string[];
+}
+
+/**
+ * How this process reaches the passive sources: which run (the run's choice), their base URLs and keys
+ * (this process's settings: keys never travel with a run nor reach its stored settings), and bounds.
+ */
+export interface SourceAccess {
+  chosen: string[];
+  urls: Record<string, string>;
+  keys: Record<string, string>;
+  timeoutMs: number;
+  maxBytes: number;
+  retries: number;
+  maxNames: number;
+  /** Requests per minute to every source; 0: each source's published limit. */
+  requestsPerMinute: number;
 }
 
 export interface DiscoverySettings {
@@ -56,6 +85,11 @@ export interface DiscoverySettings {
   hostDiscoveryMinTimeoutMs?: number;
   /** Which nuclei-format templates run (SIGHTLINE_TEMPLATES and friends); default: the built-in library. */
   templates?: TemplateSettings;
+  /** The passive sources (absent: none run). */
+  sources?: SourceAccess;
+  /** Permuted names resolved per domain (0: none), and the words they join (absent: the shipped ones). */
+  permutations?: number;
+  permutationWords?: string[];
 }
 
 /**

@@ -13,13 +13,15 @@ import { exposureChecks } from "./modules/exposures.ts";
 import { createFingerprintModule } from "./modules/fingerprint.ts";
 import { createHttpModule } from "./modules/http.ts";
 import { netblocks } from "./modules/netblocks.ts";
+import { PASSIVE_SOURCE_MODULES } from "./modules/passive-sources.ts";
+import { permutations } from "./modules/permutations.ts";
 import { portScan } from "./modules/ports.ts";
 import { createTakeoverModule } from "./modules/takeover.ts";
 import { createTemplatesModule } from "./modules/templates.ts";
 import { tlsCertificates } from "./modules/tls.ts";
 import { udpScan } from "./modules/udp.ts";
 
-/** The network discovery modules: names, addresses, ports, certificates, netblocks. */
+/** The network discovery modules: names, addresses, ports, certificates, netblocks, passive sources. */
 export const MODULES: readonly DiscoveryModule[] = [
   dnsRecords,
   dnsBruteforce,
@@ -30,6 +32,8 @@ export const MODULES: readonly DiscoveryModule[] = [
   tlsCertificates,
   netblocks,
   exposureChecks,
+  permutations,
+  ...PASSIVE_SOURCE_MODULES,
 ];
 
 /**

@@ -13,7 +13,7 @@ import { APPLICATIONS } from "./applications.ts";
 import { HOST_KINDS } from "./hosts.ts";
 import { NETBLOCK_KINDS } from "./netblocks.ts";
 import { ProductItem } from "./products.ts";
-import { describeRun, Run } from "./runs.ts";
+import { describeRun, Run, SourcesHeadline, type sourcesHeadline } from "./runs.ts";
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -78,6 +78,8 @@ export const Overview = Type.Object({
     description:
       "A sentence when the run lost most of what the previous one saw (a scope, resolver or network change is the usual cause); null otherwise.",
   }),
+  // Optional in the type only: every overview has it; readers built for older servers do without.
+  sources: Type.Optional(SourcesHeadline),
 });
 
 /** A run that no longer sees more than this share of what the previous one saw says so. */
@@ -111,7 +113,12 @@ export async function changeSincePrevious(queries: ResultQueries, run: ResultRun
 
 export async function overview(
   queries: ResultQueries,
-  input: { seedCount: number; lastRun: RunRow | undefined; run: ResultRun | undefined },
+  input: {
+    seedCount: number;
+    lastRun: RunRow | undefined;
+    run: ResultRun | undefined;
+    sources: ReturnType<typeof sourcesHeadline>;
+  },
 ): Promise<Static<typeof Overview>> {
   const { run } = input;
   const change = await changeSincePrevious(queries, run);
@@ -150,6 +157,7 @@ export async function overview(
     new_since_previous_run: { previous_run_id: change.previous?.runId ?? null, ...change.new },
     disappeared_since_previous_run: change.disappeared,
     change_note: change.note,
+    sources: input.sources,
   };
 }
 

@@ -12,6 +12,8 @@ import {
 } from "../core/run-settings.ts";
 import { RUN_STATUSES } from "../core/runs.ts";
 import { ScanProfileSchema } from "../core/scan-profile-schema.ts";
+import { SOURCE_IDS, type SourceStatus, sourceFailed, sumStatuses } from "../core/sources.ts";
+import type { TargetStatus } from "../store/run-sources.ts";
 import type { RunRow } from "../store/runs.ts";
 
 const Timestamp = (description: string) =>
@@ -93,6 +95,18 @@ export const RunSettingsView = Type.Object(
     ...Object.fromEntries(
       RUN_SETTING_KEYS.flatMap((key) => [
         [wireName(key), Type.Optional(wireSchema(key))],
+        ...(key === "permutations"
+          ? [
+              [
+                "permutation_words",
+                Type.Optional(
+                  OrNull(Type.Integer(), {
+                    description: "Words of a permutation word file; null: the shipped words.",
+                  }),
+                ),
+              ],
+            ]
+          : []),
         ...(key === "dnsWordlist"
           ? [
               [
@@ -121,8 +135,128 @@ const NoteCount = Type.Object({
   count: Type.Integer(),
 });
 
+const Count = (description: string) => Type.Integer({ description });
+
+/** One passive source in one run (a Sightline extension of the spec's run object). */
+export const RunSourceView = Type.Object({
+  source: Type.String({ description: "The source's id (docs/sources.md)." }),
+  queried: Type.Boolean({ description: "Whether the run asked it." }),
+  reason: OrNull(Type.String(), {
+    description:
+      "Why it was not asked (no key set, not chosen, nothing it consumes in scope); null when asked.",
+  }),
+  status: Type.String({
+    enum: ["answered", "partial", "failed", "not queried"],
+    description:
+      "answered: every ask answered; partial: some asks failed; failed: none answered (see failure); not queried: see reason.",
+  }),
+  targets: Count("Domains or addresses it was asked about."),
+  requests: Count("Requests made, retries included."),
+  answered: Count("Requests answered with a usable body."),
+  names: Count("Names it returned, normalised, duplicates dropped."),
+  in_scope: Count("Of those, inside the collection's scope."),
+  new: Count("In-scope names that resolved and that no other part of the run had found before."),
+  historical: Count("In-scope names that no longer resolve, kept as historical names."),
+  refused: Count("Names refused (too long, undecodable punycode, not a host name)."),
+  rate_limited: Count("429 answers it gave."),
+  failed: Count("Asks that failed."),
+  failure: OrNull(Type.String(), {
+    description:
+      "Why the first failed ask failed: `http <status>`, `time-out`, `too large`, `parse error: …`, `network: …`.",
+  }),
+});
+
+export const RunSources = Type.Object(
+  {
+    all_failed: Type.Boolean({
+      description: "Every source the run asked failed: no names is not an answer.",
+    }),
+    sources: Type.Array(RunSourceView),
+  },
+  {
+    description:
+      "How each passive source fared in the run (a Sightline extension of the spec's run object): a source that failed never reads as no names.",
+  },
+);
+
+type Summed = ReturnType<typeof sumStatuses>;
+
+export const sourceView = (sum: Summed) => ({
+  source: sum.source,
+  queried: sum.queried,
+  reason: sum.queried ? null : (sum.reason ?? null),
+  status: !sum.queried
+    ? "not queried"
+    : sourceFailed(sum)
+      ? "failed"
+      : sum.failed > 0
+        ? "partial"
+        : "answered",
+  targets: sum.targets,
+  requests: sum.requests,
+  answered: sum.answered,
+  names: sum.names,
+  in_scope: sum.inScope,
+  new: sum.new,
+  historical: sum.historical,
+  refused: sum.refused,
+  rate_limited: sum.rateLimited,
+  failed: sum.failed,
+  failure: sum.failure ?? null,
+});
+
+/**
+ * Every source's status in a run: those it asked, summed over what they were asked about; those it chose
+ * but had nothing to ask about; those it did not choose, with why (from the run's settings).
+ */
+export function describeRunSources(settings: RunSettings | null, statuses: Map<string, TargetStatus[]>) {
+  const chosen = new Set(settings?.sources ?? []);
+  const skipped = settings?.sourcesSkipped ?? {};
+  const sources = SOURCE_IDS.flatMap((id) => {
+    const asked = statuses.get(id);
+    if (asked && asked.length > 0) return [sourceView(sumStatuses(id, asked))];
+    const reason = chosen.has(id)
+      ? "nothing it is asked about was in scope (a domain, or an address for shodanidb)"
+      : skipped[id];
+    if (reason === undefined) return [];
+    const none: SourceStatus = { ...sumStatuses(id, []), queried: false, reason };
+    return [sourceView({ ...none, targets: 0, failed: 0 })];
+  });
+  const queried = sources.filter((source) => source.queried);
+  return { all_failed: queried.length > 0 && queried.every((source) => source.status === "failed"), sources };
+}
+
+export const SourcesHeadline = Type.Object(
+  {
+    run_id: OrNull(Type.Integer(), { description: "The run these figures are from; null before any." }),
+    asked: Type.Integer({ description: "Passive sources the run asked." }),
+    failed: Type.Array(Type.String(), { description: "Those that gave nothing because every ask failed." }),
+    all_failed: Type.Boolean({ description: "Every source asked failed." }),
+    note: OrNull(Type.String(), {
+      description: "A sentence when every source asked failed; null otherwise.",
+    }),
+  },
+  { description: "How the run's passive sources fared, in short (GET …/runs/{id} has each one's status)." },
+);
+
+/** The run's passive sources in short: how many were asked, which failed, and a sentence if all did. */
+export function sourcesHeadline(runId: number | null, described: ReturnType<typeof describeRunSources>) {
+  const asked = described.sources.filter((source) => source.queried);
+  const failed = asked.filter((source) => source.status === "failed");
+  return {
+    run_id: runId,
+    asked: asked.length,
+    failed: failed.map((source) => source.source),
+    all_failed: described.all_failed,
+    note: described.all_failed
+      ? `Every passive source run ${runId} asked failed (${failed.map((source) => `${source.source}: ${source.failure}`).join("; ")}): its names come from DNS alone, and "no names" from the sources is not an answer. See GET …/runs/${runId}.`
+      : null,
+  };
+}
+
 export const RunDetail = Type.Object({
   ...Run.properties,
+  sources: RunSources,
   settings: OrNull(RunSettingsView),
   notes: Type.Object(
     {
@@ -141,10 +275,12 @@ export function describeRunDetail(
   row: RunRow,
   notes: Array<{ kind: string; count: number }>,
   waiting: string | null = null,
+  sources: Map<string, TargetStatus[]> = new Map(),
 ) {
   const settings = row.settings ? (JSON.parse(row.settings) as RunSettings) : null;
   return {
     ...describeRun(row, waiting),
+    sources: describeRunSources(settings, sources),
     settings: settings && describeRunSettings(settings),
     notes: { total: notes.reduce((sum, kind) => sum + kind.count, 0), by_kind: notes },
   };

@@ -228,6 +228,15 @@ export interface RunsTable {
   settings: string | null;
 }
 /** What is kept of a run's tasks once it has ended: per worker, the tasks it completed and their attempts. */
+export interface RunSourcesTable {
+  run_id: number;
+  collection_id: number;
+  source: string;
+  target: string;
+  /** A SourceStatus (src/core/sources.ts) as JSON text. */
+  status: string;
+  created_at: string;
+}
 export interface RunWorkersTable {
   run_id: number;
   worker: string;
@@ -406,6 +415,7 @@ export interface Database {
   runs: RunsTable;
   run_tasks: RunTasksTable;
   run_workers: RunWorkersTable;
+  run_sources: RunSourcesTable;
   run_working_marks: RunWorkingMarksTable;
   run_schedules: RunSchedulesTable;
   vuln_cves: VulnCvesTable;

@@ -6,6 +6,7 @@ import { CollectionsRepository } from "./collections.ts";
 import { openStore, type Store } from "./database.ts";
 import { EntitiesRepository } from "./entities.ts";
 import { migrateToLatest } from "./migrate.ts";
+import { RunSourcesRepository } from "./run-sources.ts";
 import { RunsRepository } from "./runs.ts";
 
 export interface Services {
@@ -15,6 +16,8 @@ export interface Services {
   collections: CollectionsRepository;
   runs: RunsRepository;
   entities: EntitiesRepository;
+  /** How each passive source fared in each run. */
+  runSources: RunSourcesRepository;
 }
 
 export async function openServices(
@@ -54,5 +57,6 @@ export async function openServices(
     collections: new CollectionsRepository(store.db, { maxSeeds: config.maxSeedsPerCollection }),
     runs,
     entities: new EntitiesRepository(store.db),
+    runSources: new RunSourcesRepository(store.db),
   };
 }

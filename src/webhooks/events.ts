@@ -11,10 +11,12 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { formatTimestamp } from "../core/formats.ts";
+import type { RunSettings } from "../core/run-settings.ts";
 import { issueItems } from "../results/issues.ts";
 import { changeSincePrevious } from "../results/overview.ts";
-import { describeRun } from "../results/runs.ts";
+import { describeRun, describeRunSources, sourcesHeadline } from "../results/runs.ts";
 import { collect, ResultQueries, type ResultRun } from "../store/result-queries.ts";
+import { RunSourcesRepository } from "../store/run-sources.ts";
 import type { RunRow } from "../store/runs.ts";
 import type { Database } from "../store/schema.ts";
 import type { Webhook, WebhookEvent, WebhooksRepository } from "../store/webhooks.ts";
@@ -89,7 +91,13 @@ export class WebhookEvents {
     };
     if (hooks.some((hook) => hook.events.includes("run.finished"))) {
       const change = await changeSincePrevious(this.#queries, result);
+      const settings = run.settings ? (JSON.parse(run.settings) as RunSettings) : null;
+      const sources = sourcesHeadline(
+        run.id,
+        describeRunSources(settings, await new RunSourcesRepository(this.#db).forRun(run.id)),
+      );
       const payload = envelope("run.finished", {
+        sources,
         previous_run_id: change.previous?.runId ?? null,
         new_since_previous_run: change.new,
         disappeared_since_previous_run: change.disappeared,

@@ -15,6 +15,7 @@ import {
   type DiscoveryModule,
   type DiscoverySettings,
   discoveryLimits,
+  type TargetSourceStatus,
 } from "../../src/discovery/module.ts";
 import { Throttle } from "../../src/discovery/net/throttle.ts";
 import { AccountsRepository } from "../../src/store/accounts.ts";
@@ -109,7 +110,11 @@ export async function discoveryFixture(
   modules?: readonly DiscoveryModule[],
 ): Promise<DiscoveryFixture> {
   const testStore: TestStore = await createTestStore(dialect);
-  const config = loadConfig({}, { ...testStore.config, logLevel: "silent", ...overrides });
+  // Passive sources are outside services: none is asked unless a test brings its fakes.
+  const config = loadConfig(
+    {},
+    { ...testStore.config, logLevel: "silent", sources: ["none"], permutations: 0, ...overrides },
+  );
   const store = openStore(config);
   await migrateToLatest(store);
   const accounts = new AccountsRepository(store.db);
@@ -150,6 +155,8 @@ export interface ModuleOutcome {
   entities: FoundEntity[];
   issues: FoundIssue[];
   notes: string[];
+  /** What a passive-source module reported of its source. */
+  sources: TargetSourceStatus[];
 }
 
 /** Runs one module on one entity with a collecting context: what a module test looks at. */
@@ -165,9 +172,11 @@ export async function runModule(
     throttle?: Throttle;
     /** A scope shared across calls, as a run has one; default one allowing `allow`. */
     scope?: Scope;
+    /** The run the call belongs to (what a module keeps per run is keyed by it). */
+    runId?: number;
   } = {},
 ): Promise<ModuleOutcome> {
-  const outcome: ModuleOutcome = { entities: [], issues: [], notes: [] };
+  const outcome: ModuleOutcome = { entities: [], issues: [], notes: [], sources: [] };
   const full: DiscoverySettings = {
     dnsServers: [],
     ports: [],
@@ -182,6 +191,7 @@ export async function runModule(
   const scope = settings.scope ?? labScope(settings.allow);
   await module.run(entity, {
     signal: settings.signal ?? new AbortController().signal,
+    runId: settings.runId,
     depth: settings.depth ?? 1,
     throttle: settings.throttle ?? new Throttle(full),
     settings: full,
@@ -189,6 +199,8 @@ export async function runModule(
     raise: (issue) => outcome.issues.push(issue),
     note: (message) => outcome.notes.push(message),
     mayTouch: (address) => scope.mayTouch(address),
+    covers: (name) => scope.coversName(name),
+    reportSource: (status) => outcome.sources.push(status),
   });
   return outcome;
 }

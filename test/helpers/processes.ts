@@ -36,6 +36,9 @@ export function spawnSightline(
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       SIGHTLINE_DNS_SERVERS: "127.0.0.1:53",
+      // Passive sources are outside services: none is asked unless a test brings its fakes.
+      SIGHTLINE_SOURCES: "none",
+      SIGHTLINE_PERMUTATIONS: "0",
       ...env,
     },
     stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],

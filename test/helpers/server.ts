@@ -61,6 +61,9 @@ export function testServerConfig(store: TestStore, overrides: Partial<Config> = 
       bootstrapSecretKey: BOOTSTRAP_KEYS.secretKey,
       // Runs do real discovery: keep its DNS on loopback (nothing answers here) unless a test brings the lab.
       dnsServers: ["127.0.0.1:53"],
+      // Passive sources are outside services: none is asked unless a test brings its fakes.
+      sources: ["none"],
+      permutations: 0,
       ...overrides,
     },
   );

@@ -20,6 +20,7 @@ import { stagingIndexPrefixes } from "./018-staging-index-prefixes.ts";
 import { stagedServicesByAddress } from "./019-staged-services-by-address.ts";
 import { unloggedWorkingTables } from "./020-unlogged-working-tables.ts";
 import { collectionScanProfiles } from "./021-collection-scan-profiles.ts";
+import { runSources } from "./022-run-sources.ts";
 import type { DialectMigration } from "./helpers.ts";
 
 export const migrations: Record<string, DialectMigration> = {
@@ -44,6 +45,7 @@ export const migrations: Record<string, DialectMigration> = {
   "019-staged-services-by-address": stagedServicesByAddress,
   "020-unlogged-working-tables": unloggedWorkingTables,
   "021-collection-scan-profiles": collectionScanProfiles,
+  "022-run-sources": runSources,
 };
 
 /** The migration that creates the vulnerability tables, which start with the shipped seed. */

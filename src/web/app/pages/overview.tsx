@@ -41,6 +41,8 @@ interface OverviewData {
   top_products?: Array<{ product: string; count: string }>;
   top_ports?: Array<{ port: string; protocol: string; count: number }>;
   change_note?: string | null;
+  /** How the results run's passive sources fared; `note` when every one it asked failed. */
+  sources?: { note: string | null };
 }
 
 interface HistoryPoint {
@@ -100,6 +102,11 @@ export function OverviewSection({ name }: { name: string }) {
             {typeof data.change_note === "string" && (
               <p class="notice error" role="status">
                 {data.change_note}
+              </p>
+            )}
+            {typeof data.sources?.note === "string" && (
+              <p class="notice error" role="status">
+                {data.sources.note}
               </p>
             )}
             <Tiles overview={data} />

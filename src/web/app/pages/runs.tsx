@@ -25,7 +25,76 @@ interface RunNotes {
   kinds: Array<{ kind: string; count: number; examples: string[] }>;
 }
 
-/** The run dialog: its state, the settings it uses, and its notes by kind with examples. */
+/** One passive source in a run, as GET …/runs/{id} answers it (`sources.sources`). */
+interface RunSource {
+  source: string;
+  queried: boolean;
+  reason: string | null;
+  status: string;
+  requests: number;
+  answered: number;
+  names: number;
+  in_scope: number;
+  new: number;
+  historical: number;
+  rate_limited: number;
+  failure: string | null;
+}
+
+interface RunSources {
+  all_failed: boolean;
+  sources: RunSource[];
+}
+
+/** Each passive source of the run: what it gave, or why it gave nothing (a failure is never "no names"). */
+function SourcesTable({ sources }: { sources: RunSources }) {
+  if (sources.sources.length === 0) return null;
+  const asked = sources.sources.filter((source) => source.queried);
+  const rows = [...asked, ...sources.sources.filter((source) => !source.queried)];
+  return (
+    <>
+      <h3>Passive sources</h3>
+      {sources.all_failed && (
+        <p class="notice error" role="alert">
+          Every passive source this run asked failed: its names come from DNS alone, and no names from the
+          sources is not an answer.
+        </p>
+      )}
+      <table class="sources" aria-label="Passive sources">
+        <thead>
+          <tr>
+            <th scope="col">source</th>
+            <th scope="col">status</th>
+            <th scope="col">answered</th>
+            <th scope="col">names</th>
+            <th scope="col">in scope</th>
+            <th scope="col">new</th>
+            <th scope="col">no longer resolve</th>
+            <th scope="col">rate-limited</th>
+            <th scope="col">why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((source) => (
+            <tr key={source.source} class={`source-${source.status.replace(" ", "-")}`}>
+              <th scope="row">{source.source}</th>
+              <td>{source.status}</td>
+              <td>{source.queried ? `${source.answered}/${source.requests}` : "—"}</td>
+              <td>{source.names}</td>
+              <td>{source.in_scope}</td>
+              <td>{source.new}</td>
+              <td>{source.historical}</td>
+              <td>{source.rate_limited}</td>
+              <td>{source.queried ? (source.failure ?? "") : source.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+/** The run dialog: its state, its passive sources, the settings it uses, and its notes by kind with examples. */
 function RunDetails({ name, run }: { name: string; run: Run }) {
   const id = encodeURIComponent(String(run.id));
   const detail = useApi<Run & { settings?: Record<string, unknown> | null }>(
@@ -36,11 +105,13 @@ function RunDetails({ name, run }: { name: string; run: Run }) {
   const {
     settings,
     notes: _counts,
+    sources,
     waiting,
     ...rest
   } = shown as Run & {
     settings?: Record<string, unknown> | null;
     notes?: unknown;
+    sources?: RunSources;
   };
   return (
     <>
@@ -50,6 +121,7 @@ function RunDetails({ name, run }: { name: string; run: Run }) {
         </p>
       )}
       <Fields data={rest} />
+      {sources && <SourcesTable sources={sources} />}
       <h3>Notes</h3>
       {notes.loading && <Loading what="the run's notes" />}
       {notes.error && <ErrorNote error={notes.error} onRetry={() => notes.reload()} />}
