@@ -4,7 +4,7 @@
  * under the data directory, where the server and workers find it at their next start; `status` says what
  * is in use.
  */
-import { copyFileSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../core/config.ts";
@@ -37,7 +37,7 @@ export function registerIpdbCommands(program: Command): void {
   ipdb
     .command("update")
     .description("check an MMDB file (GeoLite2-ASN/Country/City, DB-IP lite, ipinfo lite) and install it")
-    .requiredOption("--from <file>", "the .mmdb file to install")
+    .requiredOption("--from <file>", "the .mmdb file to install (or .mmdb.gz)")
     .option("--json", "print JSON")
     .action((options: { from: string; json?: boolean }) => {
       const config = loadConfig();
@@ -53,7 +53,7 @@ export function registerIpdbCommands(program: Command): void {
       // Copied under another name, then renamed: a process starting meanwhile never reads half a file.
       const partial = `${target}.partial`;
       try {
-        copyFileSync(database.file, partial);
+        writeFileSync(partial, database.bytes);
         renameSync(partial, target);
       } finally {
         rmSync(partial, { force: true });
@@ -70,6 +70,10 @@ export function registerIpdbCommands(program: Command): void {
         `Installed ${database.type} (${CONTENT_WORDS[database.content]}, built ${installed.built}) as ${target}. The server and workers use it from their next start.`,
       );
       if (database.description) console.log(`Its licence and attribution: ${database.description}`);
+      if (database.content !== "asn+country")
+        console.log(
+          `It provides ${CONTENT_WORDS[database.content]} only: ${database.content === "asn" ? "countries" : "autonomous systems, owners and blocks"} still come from another installed file or the bundled data.`,
+        );
       if (config.ipDatabase.length > 0)
         console.log(
           `Note: SIGHTLINE_IP_DATABASE is set (${config.ipDatabase.join(", ")}) and is used instead of the installed files.`,

@@ -17,6 +17,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import ipaddr from "ipaddr.js";
 import { Reader } from "mmdb-lib";
 import { addressToBigInt, blockWithin } from "../core/addresses.ts";
@@ -143,8 +144,23 @@ export function lookupNetwork(address: string): NetworkInfo | undefined {
       return { netblock: cidr, asn: "", organization: "", net_name: name, ...EMPTY_PLACE };
   }
   const databases = mmdbDatabases();
-  return databases.length > 0 ? mmdbLookup(databases, parsed) : bundledLookup(parsed);
+  if (databases.length === 0) return bundledLookup(parsed);
+  const found = mmdbLookup(databases, parsed);
+  // Field by field: what no installed file provides (a country-only file has no AS, owner or block)
+  // comes from the bundled data, never left empty.
+  const hasAsn = databases.some((database) => database.content !== "country");
+  const hasCountry = databases.some((database) => database.content !== "asn");
+  if (hasAsn && hasCountry) return found;
+  const bundled = bundledLookup(parsed);
+  return hasAsn ? { ...found, ...placeOf(bundled) } : { ...bundled, ...(hasCountry ? placeOf(found) : {}) };
 }
+
+const placeOf = (info: NetworkInfo) => ({
+  country_code: info.country_code,
+  country: info.country,
+  continent_code: info.continent_code,
+  continent: info.continent,
+});
 
 function bundledLookup(parsed: ipaddr.IPv4 | ipaddr.IPv6): NetworkInfo {
   const v6 = parsed.kind() === "ipv6";
@@ -189,6 +205,8 @@ export type MmdbContent = "asn" | "country" | "asn+country";
 
 export interface MmdbDatabase {
   file: string;
+  /** The database itself (unpacked when the file was gzipped). */
+  bytes: Buffer;
   reader: Reader<Record<string, unknown>>;
   content: MmdbContent;
   /** The file's own name for itself ("GeoLite2-ASN", "DBIP-Country-Lite", …). */
@@ -250,6 +268,14 @@ export function openMmdb(file: string): MmdbDatabase {
       `Cannot read the IP database ${file}: ${(error as NodeJS.ErrnoException).code ?? error}.`,
     );
   }
+  // A gzipped database (as GeoLite2 and DB-IP serve them) is read unpacked, up to 1 GiB.
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: 1024 * 1024 * 1024 });
+    } catch (error) {
+      throw new Error(`${file} is gzipped but does not unpack: ${(error as Error).message}.`);
+    }
+  }
   let reader: Reader<MmdbRecord>;
   try {
     reader = new Reader<MmdbRecord>(bytes);
@@ -266,6 +292,7 @@ export function openMmdb(file: string): MmdbDatabase {
     );
   return {
     file,
+    bytes,
     reader,
     content,
     type: metadata.databaseType,

@@ -4,13 +4,22 @@
  * `sightline ipdb update --from <file>`; files that are not such a database are refused with a sentence.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { gzipSync } from "node:zlib";
 import { lookupNetwork, mmdbDatabases, openMmdb, useIpDatabases } from "../../src/discovery/ip-database.ts";
 import { writeMmdb } from "../helpers/mmdb-writer.ts";
+
 import { spawnSightline } from "../helpers/processes.ts";
+
+/** What the bundled data says of an address (no installed file). */
+function lookupBundled(address: string) {
+  useIpDatabases({ ipDatabase: [], dataDir: join(tmpdir(), "sightline-no-ipdb") });
+  const info = lookupNetwork(address)!;
+  return info;
+}
 
 const GOOGLE = { autonomous_system_number: 15169, autonomous_system_organization: "Google LLC" };
 const AAISP = { autonomous_system_number: 20712, autonomous_system_organization: "Andrews & Arnold Ltd" };
@@ -89,6 +98,26 @@ describe("IP database over MMDB files", () => {
     );
   });
 
+  test("a file of one kind fills in its fields only: the bundled data answers the others", () => {
+    // A country-only file: AS, owner and the announced block still come (from the bundled data).
+    useIpDatabases({ ipDatabase: [countries], dataDir: dir });
+    const google = lookupNetwork("8.8.8.8")!;
+    assert.equal(google.country_code, "US", "from the installed file");
+    assert.equal(google.asn, "AS15169");
+    assert.match(google.organization, /Google/);
+    assert.notEqual(google.netblock, "8.8.8.8/32");
+    assert.match(google.netblock, /^8\.8\.\d+\.\d+\/(1\d|2[0-4])$/);
+    const uk = lookupNetwork("81.2.69.142")!;
+    assert.equal(uk.country_code, "GB");
+    assert.equal(uk.asn, "AS20712");
+    // An ASN-only file: the country comes from the bundled data.
+    useIpDatabases({ ipDatabase: [asn], dataDir: dir });
+    const fromAsn = lookupNetwork("8.8.8.8")!;
+    assert.equal(fromAsn.netblock, "8.8.8.0/24", "the installed file's block");
+    assert.equal(fromAsn.country_code, lookupBundled("8.8.8.8").country_code);
+    assert.ok(fromAsn.country_code !== "");
+  });
+
   test("DB-IP lite and ipinfo lite layouts", () => {
     const dbip = file(
       "dbip-asn-lite.mmdb",
@@ -155,7 +184,16 @@ describe("IP database over MMDB files", () => {
       installed.output,
       /Installed GeoLite2-ASN \(autonomous systems, built \d{4}-\d{2}-\d{2}\) as .*asn\.mmdb/,
     );
-    assert.equal((await run(["update", "--from", countries])).code, 0);
+    assert.match(
+      installed.output,
+      /It provides autonomous systems only: countries still come from another installed file or the bundled data/,
+    );
+    // Served gzipped (as GeoLite2 and DB-IP are): unpacked, checked and installed as the database itself.
+    const gzipped = file("GeoLite2-Country.mmdb.gz", gzipSync(readFileSync(countries)));
+    const fromGz = await run(["update", "--from", gzipped]);
+    assert.equal(fromGz.code, 0, fromGz.output);
+    assert.match(fromGz.output, /Installed GeoLite2-Country \(countries, .*country\.mmdb/);
+    assert.deepEqual(readFileSync(join(dataDir, "ipdb", "country.mmdb")), readFileSync(countries));
     const status = await run(["status", "--json"]);
     const listed = JSON.parse(status.output);
     assert.equal(listed.bundled, false);
