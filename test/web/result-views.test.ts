@@ -1,7 +1,7 @@
 /**
  * Result views a new user found wanting, in Chromium: the applications' "In scope" column, the KEV flag
- * of vulnerabilities, runs-page texts that match the collection's scan rate, and a host with no open
- * port saying which ports its run tried.
+ * of vulnerabilities and their Name column showing each CVE's title, runs-page texts that match the
+ * collection's scan rate, and a host with no open port saying which ports its run tried.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -54,6 +54,22 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
     await page.locator(".section-body tbody tr").first().waitFor();
     assert.ok(await page.getByRole("columnheader", { name: /Known exploited/ }).count());
     assert.equal(await page.locator(".section-body tbody tr", { hasText: "KEV" }).count(), kev.length);
+  });
+
+  test("the vulnerabilities' Name column shows each CVE's title, not its identifier", async () => {
+    const vulnerabilities = (await t.request("GET", "/api/collections/fx/vulnerabilities")).body.result;
+    await page.goto(`${t.url}/collections/fx/vulnerabilities`);
+    await page.locator(".section-body tbody tr").first().waitFor();
+    const headers = await page.locator(".section-body thead th").allInnerTexts();
+    const column = headers.findIndex((text) => /^Name/.test(text.trim()));
+    assert.ok(column >= 0, headers.join(" | "));
+    const cells = await page.locator(`.section-body tbody tr td:nth-child(${column + 1})`).allInnerTexts();
+    const titles = vulnerabilities.map((v: { name: string }) => v.name);
+    assert.deepEqual(cells.map((cell) => cell.trim()).sort(), [...titles].sort());
+    assert.ok(
+      cells.every((cell) => !/^cve_\d/.test(cell)),
+      cells.join(","),
+    );
   });
 
   test("the runs page speaks of the schedule only for collections that have one", async () => {

@@ -323,7 +323,13 @@ export const RESULT_VIEWS: ResultView[] = [
           ),
         filter: true,
       },
-      { id: "shortname", label: "Name", value: (row) => String(row.shortname ?? "") },
+      // The CVE's title (CISA's name, else the CVE and its products), never the lower-case identifier.
+      {
+        id: "name",
+        label: "Name",
+        value: (row) => String(row.name ?? ""),
+        render: (row) => <span title={String(row.description ?? "")}>{String(row.name ?? "")}</span>,
+      },
       { id: "cwe", label: "CWE", value: (row) => String(row.cwe ?? ""), filter: true },
       { id: "count", label: "Affected", value: (row) => toNumber(row.count), numeric: true },
     ],
