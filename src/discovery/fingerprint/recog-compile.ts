@@ -77,7 +77,8 @@ function exampleOf(element: Element, dir: string): RecogExample | undefined {
 export function compileRecogXml(xml: string, file: string, dir: string): RecogDatabase {
   const document = new DOMParser().parseFromString(xml, "text/xml");
   const root = document.documentElement;
-  if (!root || root.tagName !== "fingerprints") throw new Error(`${file} is not a Recog fingerprint database`);
+  if (!root || root.tagName !== "fingerprints")
+    throw new Error(`${file} is not a Recog fingerprint database`);
   const preference = root.getAttribute("preference");
   const database: RecogDatabase = {
     matches: databaseName(root, file),
@@ -137,8 +138,11 @@ export function buildRecogData(recogDir: string, out: string, upstream: string):
       }
     })
     .find((text) => text !== undefined);
-  if (!licence) throw new Error(`${recogDir} has no COPYING or LICENSE: Recog's licence text must ship with its data`);
-  const databases = files.map((file) => compileRecogXml(readFileSync(join(xmlDir, file), "utf8"), file, xmlDir));
+  if (!licence)
+    throw new Error(`${recogDir} has no COPYING or LICENSE: Recog's licence text must ship with its data`);
+  const databases = files.map((file) =>
+    compileRecogXml(readFileSync(join(xmlDir, file), "utf8"), file, xmlDir),
+  );
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const index: Record<string, string> = {};

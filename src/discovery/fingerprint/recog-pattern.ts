@@ -37,6 +37,27 @@ const POSIX: Record<string, string> = {
   blank: " \\t",
 };
 
+/** A class body (between `[` and `]`) with both cases of each letter and letter range. */
+function foldClass(body: string): string {
+  let extra = "";
+  for (let i = 0; i < body.length; i++) {
+    if (body[i] === "\\") {
+      i++;
+      continue;
+    }
+    const range = /^([a-zA-Z])-([a-zA-Z])/.exec(body.slice(i));
+    if (range) {
+      const swap = (x: string) => (x === x.toLowerCase() ? x.toUpperCase() : x.toLowerCase());
+      extra += `${swap(range[1])}-${swap(range[2])}`;
+      i += 2;
+    } else if (/[a-zA-Z]/.test(body[i])) {
+      extra += body[i] === body[i].toLowerCase() ? body[i].toUpperCase() : body[i].toLowerCase();
+    }
+  }
+  // Before the body (after a `^`), so a trailing `-` stays a literal.
+  return body.startsWith("^") ? `^${extra}${body.slice(1)}` : extra + body;
+}
+
 /** Ruby inline flags as JavaScript ones: Ruby's `m` is JavaScript's `s`; `x` is not supported. */
 function inlineFlags(ruby: string): string | undefined {
   if (ruby.includes("x")) return undefined;
@@ -50,7 +71,14 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
     else if (flag === "REG_MULTILINE" || flag === "REG_DOT_NEWLINE") flags.add("s");
     else return { reason: `unknown flag ${flag}` };
   }
-  let rest = pattern;
+  // `^(?i)…` is `(?i)^…`; a large counted repetition becomes `*`/`+` (the linear engine unrolls
+  // counts, and the text is already bounded in length).
+  let rest = pattern
+    .replace(/^\^(\(\?[imx]+\))/, "$1^")
+    .replace(
+      /(^|[^\\])\{([01]),(\d{3,})\}/g,
+      (_all, before: string, min: string) => `${before}${min === "0" ? "*" : "+"}`,
+    );
   for (;;) {
     const leading = /^\(\?([imx]+)\)/.exec(rest);
     if (!leading) break;
@@ -72,6 +100,13 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
   }
   let out = "";
   let inClass = false;
+  let classStart = 0;
+  const caseless = [flags.has("i")];
+  flags.delete("i");
+  const folding = () => caseless[caseless.length - 1];
+  // Dot-matches-newline per group, as `(?m:…)` may set it for a part only.
+  const dotAlls = [false];
+  const dotAll = () => dotAlls[dotAlls.length - 1];
   for (let i = 0; i < rest.length; i++) {
     const c = rest[i];
     if (c === "\\") {
@@ -82,7 +117,14 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
       if (/[1-9k]/.test(next) && !inClass) return { reason: "a back-reference (no linear-time bound)" };
       if (next === "h") out += inClass ? "0-9a-fA-F" : "[0-9a-fA-F]";
       else if (next === "H") out += inClass ? "\\x00-\\/:-@G-`g-\\uffff" : "[^0-9a-fA-F]";
-      else out += c + next;
+      else {
+        // `\xHH`, `\uHHHH` and `\cX` carry their payload: copied whole, never case-folded.
+        const payload = /^(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{4}|c[a-zA-Z])/.exec(rest.slice(i + 1));
+        const escaped = payload ? payload[0] : next;
+        out += c + escaped;
+        i += escaped.length;
+        continue;
+      }
       i++;
       continue;
     }
@@ -95,13 +137,17 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
         continue;
       }
       if (c === "[") return { reason: "a nested character class" };
-      if (c === "]") inClass = false;
+      if (c === "]") {
+        inClass = false;
+        if (folding()) out = out.slice(0, classStart) + foldClass(out.slice(classStart));
+      }
       out += c;
       continue;
     }
     if (c === "[") {
       inClass = true;
       out += c;
+      classStart = out.length;
       // A `]` first in the class is a literal in Ruby.
       if (rest[i + 1] === "^") {
         out += "^";
@@ -116,6 +162,8 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
     if (c === "(" && rest[i + 1] === "?") {
       const group = /^\(\?([a-z]*)(-[a-z]+)?([:)])/.exec(rest.slice(i));
       if (rest.startsWith("(?>", i)) {
+        caseless.push(folding());
+        dotAlls.push(dotAll());
         out += "(?:";
         i += 2;
         continue;
@@ -127,11 +175,33 @@ export function translateRecogPattern(pattern: string, recogFlags: string): Tran
         const on = inlineFlags(group[1]);
         const off = group[2] ? inlineFlags(group[2]) : "";
         if (on === undefined || off === undefined) return { reason: "extended mode (?x)" };
-        out += `(?${on}${off}:`;
+        const js = (on + off).replace(/i/g, "");
+        caseless.push(on.includes("i") ? true : off.includes("i") ? false : folding());
+        dotAlls.push(on.includes("s") ? true : off.includes("s") ? false : dotAll());
+        out += js === "" || js === "-" ? "(?:" : `(?${js}:`;
         i += group[0].length - 1;
         continue;
       }
+      caseless.push(folding());
+      dotAlls.push(dotAll());
       out += c;
+      continue;
+    }
+    if (c === "(") {
+      caseless.push(folding());
+      dotAlls.push(dotAll());
+    }
+    if (c === ")" && caseless.length > 1) {
+      caseless.pop();
+      dotAlls.pop();
+    }
+    // Ruby's `.` stops only at `\n`; JavaScript's also at `\r`, U+2028 and U+2029.
+    if (c === "." && !flags.has("s") && !dotAll()) {
+      out += "[^\\n]";
+      continue;
+    }
+    if (folding() && /[a-zA-Z]/.test(c)) {
+      out += `[${c.toLowerCase()}${c.toUpperCase()}]`;
       continue;
     }
     if (c === "+" && /[*+?}]/.test(rest[i - 1] ?? "") && rest[i - 2] !== "\\" && out.length > 0) continue;

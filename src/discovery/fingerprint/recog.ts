@@ -72,7 +72,11 @@ export function matchFingerprint(fingerprint: RecogFingerprint & { regex: RegExp
   if (fingerprint.anchorStart && found.index !== 0) return undefined;
   const endAt = found.index + found[0].length;
   if (fingerprint.anchorEnd === "z" && endAt !== text.length) return undefined;
-  if (fingerprint.anchorEnd === "Z" && endAt !== text.length && !(endAt === text.length - 1 && text.endsWith("\n")))
+  if (
+    fingerprint.anchorEnd === "Z" &&
+    endAt !== text.length &&
+    !(endAt === text.length - 1 && text.endsWith("\n"))
+  )
     return undefined;
   return paramsOf(fingerprint.params, found);
 }
@@ -82,7 +86,7 @@ function paramsOf(params: RecogParam[], found: RegExpExecArray): Record<string, 
   for (const param of params) {
     if (param.pos > 0) {
       const captured = found[param.pos];
-      if (captured !== undefined && captured !== "") values[param.name] = captured;
+      if (captured !== undefined) values[param.name] = captured;
     } else if (param.value !== undefined) values[param.name] = param.value;
   }
   // `{service.version}` and friends: a value naming another parameter; unset ones leave the value out.
@@ -102,7 +106,7 @@ function paramsOf(params: RecogParam[], found: RegExpExecArray): Record<string, 
 
 /** How specific a match is: the winner among several is the one that tells the most. */
 export function specificity(params: Record<string, string>): number {
-  let score = Object.keys(params).length;
+  let score = Object.values(params).filter((value) => value !== "").length;
   if (params["service.product"]) score += 10;
   if (params["service.version"]) score += 20;
   const cpe = params["service.cpe23"];
@@ -123,7 +127,9 @@ export function recogIdentify(kind: string, text: string): RecogMatch | undefine
     if (!best || score > best.score) best = { fingerprint, params, score };
   }
   if (!best) return undefined;
-  return { source: `recog:${kind}`, description: best.fingerprint.description, params: best.params };
+  // An empty capture is Recog's "said nothing": left out of what Sightline records.
+  const params = Object.fromEntries(Object.entries(best.params).filter(([, value]) => value !== ""));
+  return { source: `recog:${kind}`, description: best.fingerprint.description, params };
 }
 
 /** Recog writes CPEs as 2.2 URIs (`cpe:/a:vendor:product:version`); Sightline's facts are CPE 2.3. */
