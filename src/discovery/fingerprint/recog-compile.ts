@@ -77,8 +77,7 @@ function exampleOf(element: Element, dir: string): RecogExample | undefined {
 export function compileRecogXml(xml: string, file: string, dir: string): RecogDatabase {
   const document = new DOMParser().parseFromString(xml, "text/xml");
   const root = document.documentElement;
-  if (!root || root.tagName !== "fingerprints")
-    throw new Error(`${file} is not a Recog fingerprint database`);
+  if (root?.tagName !== "fingerprints") throw new Error(`${file} is not a Recog fingerprint database`);
   const preference = root.getAttribute("preference");
   const database: RecogDatabase = {
     matches: databaseName(root, file),
