@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type RunningServer, startServer } from "../../src/app/server.ts";
+import { buildInfo } from "../../src/core/build-info.ts";
 import { openStore } from "../../src/store/database.ts";
 import { migrateToLatest } from "../../src/store/migrate.ts";
 import { BOOTSTRAP_KEYS, testServerConfig } from "../helpers/server.ts";
@@ -66,7 +67,13 @@ describe("PostgreSQL unreachable, then back", { skip }, () => {
     // emitted an unhandled 'error' and took the whole process down.
     const health = await call("GET", "/healthz");
     assert.equal(health.status, 503);
-    assert.deepEqual(health.body, { status: "degraded", checks: { database: { ok: false } } });
+    const { version, commit } = buildInfo();
+    assert.deepEqual(health.body, {
+      status: "degraded",
+      checks: { database: { ok: false } },
+      version,
+      commit,
+    });
     // The public answer names no host, port, database or driver error; the operator's log does.
     const database = new URL(store.config.databaseUrl).pathname.slice(1);
     for (const internal of [String(proxy.port), database, "unreachable", "ECONNR", "postgres"])

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type RunningWorker, startWorker } from "../../src/app/worker.ts";
+import { buildInfo } from "../../src/core/build-info.ts";
 import { loadConfig } from "../../src/core/config.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { POSTGRES_URL, REDIS_URL, serviceSkipReason } from "../helpers/services.ts";
@@ -84,6 +85,7 @@ describe("Redis briefly unavailable", { skip }, () => {
       assert.deepEqual(degraded.body, {
         status: "degraded",
         checks: { database: { ok: true }, redis: { ok: false } },
+        ...buildInfo(),
       });
       assert.ok(!degraded.text.includes(String(proxy.port)), "the Redis address is not shown");
 
