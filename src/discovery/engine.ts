@@ -219,7 +219,8 @@ export class DiscoveryEngine implements RunWork {
   /** Scope and settings per run, built once per run and process. */
   readonly #runs = new Map<number, Promise<RunContext>>();
   readonly #runner: ModuleRunner;
-  readonly #sources: RunSourcesRepository;
+  /** Made on first use: an engine asked only how its tasks behave (`waits`) needs no store. */
+  #sources: RunSourcesRepository | undefined;
   /** This process's own settings, for runs created before runs carried theirs. */
   #ownSettings: RunSettings | undefined;
 
@@ -228,7 +229,6 @@ export class DiscoveryEngine implements RunWork {
     this.#modules = dependencies.modules ?? MODULES;
     this.#byName = new Map(this.#modules.map((module) => [module.name, module]));
     this.#runner = dependencies.runner ?? new LocalModules(this.#modules);
-    this.#sources = new RunSourcesRepository(dependencies.entities.db);
   }
 
   /** Lets go of the module runner (a worker thread). */
@@ -400,6 +400,7 @@ export class DiscoveryEngine implements RunWork {
       ...status,
       new: names.filter((name) => !known.has(name)).length,
     }));
+    this.#sources ??= new RunSourcesRepository(this.#dependencies.entities.db);
     await this.#sources.record(run.id, run.collectionId, recorded);
     for (const status of recorded)
       work.notes.push({

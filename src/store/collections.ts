@@ -10,7 +10,7 @@ import { WORKING_TABLES } from "./working-marks.ts";
 export type CollectionRow = Omit<CollectionsTable, "id"> & { id: number };
 
 /** A collection's stored scan profile, or null when it has none (its runs use the server's settings). */
-export function scanProfileOf(row: Pick<CollectionRow, "scan_profile">): ScanProfile | null {
+export function scanProfileOf(row: Partial<Pick<CollectionRow, "scan_profile">>): ScanProfile | null {
   return row.scan_profile ? (JSON.parse(row.scan_profile) as ScanProfile) : null;
 }
 
@@ -71,7 +71,8 @@ export class CollectionsRepository {
           team_id: teamId,
           name,
           scan_rate: scanRate,
-          scan_profile: scanProfile ? JSON.stringify(scanProfile) : null,
+          // Left out when there is none, so the column's null default stands.
+          ...(scanProfile ? { scan_profile: JSON.stringify(scanProfile) } : {}),
           created_at: now,
           updated_at: now,
         })

@@ -273,9 +273,10 @@ export class RunsRepository {
     db: Kysely<Database> = this.db,
   ): Promise<RunRow | undefined> {
     const now = nowIso();
+    // selectAll: a store migrated only part way (its upgrade tests) has no scan_profile column yet.
     const collection = await db
       .selectFrom("collections")
-      .select("scan_profile")
+      .selectAll()
       .where("id", "=", collectionId)
       .executeTakeFirst();
     // The collection's profile over this process's settings, fixed now: the run records what it scans.

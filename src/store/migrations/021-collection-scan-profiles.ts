@@ -1,4 +1,4 @@
-import type { DialectMigration } from "./helpers.ts";
+import { type DialectMigration, hasColumn } from "./helpers.ts";
 
 /**
  * A collection's scan profile (its preset and the settings it overrides, as JSON text; null: the
@@ -6,6 +6,7 @@ import type { DialectMigration } from "./helpers.ts";
  */
 export const collectionScanProfiles: DialectMigration = {
   async up(db) {
+    if (await hasColumn(db, "collections", "scan_profile")) return;
     await db.schema.alterTable("collections").addColumn("scan_profile", "text").execute();
   },
 };

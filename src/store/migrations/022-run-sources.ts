@@ -9,6 +9,7 @@ export const runSources: DialectMigration = {
   async up(db) {
     await db.schema
       .createTable("run_sources")
+      .ifNotExists()
       .addColumn("run_id", "integer", (c) => c.notNull())
       .addColumn("collection_id", "integer", (c) =>
         c.notNull().references("collections.id").onDelete("cascade"),
@@ -21,6 +22,7 @@ export const runSources: DialectMigration = {
       .execute();
     await db.schema
       .createIndex("run_sources_source")
+      .ifNotExists()
       .on("run_sources")
       .columns(["source", "run_id"])
       .execute();

@@ -19,3 +19,9 @@ export function withId<T extends string>(table: CreateTableBuilder<T, never>, di
 /** A foreign key that removes the row with its parent. */
 export const cascade = (target: string) => (c: ColumnDefinitionBuilder) =>
   c.references(target).onDelete("cascade").notNull();
+
+/** Whether `table` has `column` already (a migration that adds one may run on a database it has changed). */
+export async function hasColumn(db: MigrationDb, table: string, column: string): Promise<boolean> {
+  const tables = await db.introspection.getTables();
+  return tables.some((found) => found.name === table && found.columns.some((c) => c.name === column));
+}
