@@ -137,6 +137,8 @@ describe("result views", { skip: chromiumSkipReason() }, () => {
 
   test("the issues' severity choices read as words", async () => {
     await page.goto(`${t.url}/collections/fx/issues`);
+    // The choices come with the first page of issues: wait for them before reading.
+    await page.getByLabel("Severity").locator("option").nth(1).waitFor({ state: "attached" });
     const options = await page.getByLabel("Severity").locator("option").allInnerTexts();
     assert.ok(options.length > 1, options.join(", "));
     for (const option of options.slice(1)) assert.match(option, /^(critical|high|medium|low|informational)$/);
