@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import type { RunWork } from "../core/run-work.ts";
 import { DiscoveryEngine } from "../discovery/engine.ts";
 import { installedRulesFile } from "../discovery/fingerprint/installed-rules.ts";
+import { useInstalledRecog } from "../discovery/fingerprint/recog.ts";
 import { useIpDatabases } from "../discovery/ip-database.ts";
 import { ModuleThread } from "../discovery/module-thread.ts";
 import { discoveryModules } from "../discovery/modules.ts";
@@ -18,6 +19,8 @@ export function createRunWork(services: Services): RunWork {
   const { config } = services;
   // The IP database this process looks addresses up in (SIGHTLINE_IP_DATABASE, or `sightline ipdb update`'s).
   useIpDatabases(config);
+  // Recog's databases: `sightline fingerprints update --recog`'s copy, else the shipped one.
+  useInstalledRecog(config);
   const cves = new VulnerabilityRepository(services.store.db);
   const fingerprintRules = installedRulesFile(config.dataDir);
   const threaded =

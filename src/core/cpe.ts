@@ -82,6 +82,7 @@ const ALIASES: string[][] = [
   ["vsftpd_project:vsftpd", "beasts:vsftpd"],
   ["handlebarsjs:handlebars", "handlebars.js_project:handlebars.js"],
   ["elastic:kibana", "elasticsearch:kibana"],
+  ["microsoft:internet_information_services", "microsoft:iis"],
 ];
 
 export function vendorProductAliases(vendor: string, product: string): Array<[string, string]> {

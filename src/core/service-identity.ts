@@ -14,6 +14,8 @@
  * - `banner`: what the service said, printable, at most BANNER_MAX_CHARS characters.
  * - `identified_by`: the probe whose answer named it (`greeting`, `http-get`, `redis-ping`, …);
  *   `port` when only the port number named it.
+ * - `product_rule`: the rule that named the product (the probe's, or a Recog fingerprint's when that
+ *   told more); `os`, `os_cpe`, `hardware`, `hardware_cpe`: the machine, where a fingerprint tells it.
  */
 
 /** Protocol names the identification uses, as nmap's service names. */
@@ -78,6 +80,13 @@ export interface ServiceIdentity {
   starttls?: boolean;
   banner: string;
   identified_by: string;
+  /** Which rule named the product: `probe <name>` or `recog <database>: <fingerprint>`. */
+  product_rule?: string;
+  /** What Recog's fingerprint tells of the machine: `Ubuntu Linux 22.04`, its CPE, a device. */
+  os?: string;
+  os_cpe?: string;
+  hardware?: string;
+  hardware_cpe?: string;
 }
 
 /** The identity of a service as read back from entity details (the fields may be missing or of the wrong type). */

@@ -6,6 +6,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { setBounded } from "../core/bounded-map.ts";
 import type { MatchedCve } from "../store/vulns.ts";
 import type { CveLookup } from "./fingerprint/fingerprint.ts";
+import { useInstalledRecog } from "./fingerprint/recog.ts";
 import { useIpDatabases } from "./ip-database.ts";
 import { LocalModules, type RunDescription } from "./module-run.ts";
 import {
@@ -35,6 +36,7 @@ const cves: CveLookup = {
 };
 
 useIpDatabases(options);
+useInstalledRecog(options);
 const modules = new LocalModules(discoveryModules({ cves, fingerprintRules: options.fingerprintRules }));
 const runs = new Map<number, RunDescription>();
 const running = new Map<number, AbortController>();

@@ -7,6 +7,7 @@
  * in bytes and time (net/exchange.ts); a port silent to several probes in a row is left unidentified.
  */
 import { BANNER_MAX_CHARS, type ServiceIdentity } from "../core/service-identity.ts";
+import { recogService, tellsMore } from "./fingerprint/recog-services.ts";
 import { exchange } from "./net/exchange.ts";
 import {
   type MatchedIdentity,
@@ -173,12 +174,12 @@ export async function identifyService(options: IdentifyOptions): Promise<Service
 
   const fallback = portServiceName(port);
   if (!best) {
-    return {
+    return withRecog({
       service: tls ? (fallback === "http" ? "https" : "ssl") : fallback,
       tls,
       banner: banner.slice(0, BANNER_MAX_CHARS),
       identified_by: tls ? "tls" : "port",
-    };
+    });
   }
   const identity: ServiceIdentity = {
     service: tls ? (TLS_NAMES[best.service] ?? best.service) : best.service,
@@ -191,5 +192,28 @@ export async function identifyService(options: IdentifyOptions): Promise<Service
   if (best.cpe) identity.cpe = best.cpe;
   if (best.info) identity.info = best.info;
   if (starttls) identity.starttls = true;
+  return withRecog(identity);
+}
+
+/**
+ * Recog's database for the protocol reads the banner too: its operating-system and hardware facts are
+ * added, and its product replaces the probe's where it tells more (recog-services.ts tellsMore).
+ * `product_rule` says which rule named the product.
+ */
+export function withRecog(identity: ServiceIdentity): ServiceIdentity {
+  const recog = recogService(identity.service, identity.banner);
+  if (!recog) {
+    if (identity.product) identity.product_rule = `probe ${identity.identified_by}`;
+    return identity;
+  }
+  Object.assign(identity, recog.facts);
+  if (tellsMore(identity, recog)) {
+    identity.product = recog.name;
+    const version = `${recog.version}${recog.update}`;
+    if (version) identity.version = version;
+    else delete identity.version;
+    if (recog.cpe) identity.cpe = recog.cpe;
+    identity.product_rule = recog.rule;
+  } else identity.product_rule = `probe ${identity.identified_by}`;
   return identity;
 }

@@ -1,6 +1,6 @@
 /**
  * The fingerprint engine: products from HTTP responses (web technology rules, Server-header rules,
- * favicon hashes) and from service banners, merged per product, turned into the spec's Fingerprint
+ * Recog's header, cookie and title databases, favicon hashes) and from service banners, merged per product, turned into the spec's Fingerprint
  * with CVEs looked up when the version is precise enough.
  */
 import { formatCpe, vendorProductAliases } from "../../core/cpe.ts";
@@ -9,6 +9,7 @@ import { isPreciseVersion } from "../../core/versions.ts";
 import type { MatchedCve } from "../../store/vulns.ts";
 import { detectBannerProducts, detectFavicon } from "./banner-rules.ts";
 import { detectLibrariesFromBanners, detectLibrariesFromUrls } from "./js-libraries.ts";
+import { recogHttpDetections } from "./recog-services.ts";
 import { detectWebTechnologies, type RuleIndex } from "./web-rules.ts";
 
 /** Looks CVEs up for a product CPE; the vulnerability repository is one. */
@@ -62,13 +63,30 @@ const headerBlock = (headers: Array<[string, string]>) =>
 
 /** Products an HTTP response shows; `rules` are the web technology rules (the built-in ones by default). */
 export function fingerprintHttp(evidence: HttpEvidence, rules?: RuleIndex): Detection[] {
-  return mergeDetections([
+  const own = mergeDetections([
     ...detectWebTechnologies(evidence, rules),
     ...detectLibrariesFromUrls(evidence.scripts),
     ...detectLibrariesFromBanners(evidence.scriptBanners ?? []),
     ...detectBannerProducts(headerBlock(evidence.headers)),
     ...(evidence.faviconHash === undefined ? [] : detectFavicon(evidence.faviconHash)),
   ]);
+  return [...own, ...recogAdditions(own, recogHttpDetections(evidence))];
+}
+
+/**
+ * Recog's applications that the project's own rules did not name. Where both name a product the
+ * project's rule stays (its names and version forms are the ones its CVE look-ups are tested with);
+ * Recog's operating systems read from a Server header are facts about the host, not web products.
+ */
+function recogAdditions(own: Detection[], recog: Detection[]): Detection[] {
+  const identities = new Set(own.map(identity));
+  const names = own.map((d) => ` ${d.name.toLowerCase()} `);
+  // Recog often names a product with its vendor and kind ("Microsoft Kestrel web server" for Kestrel).
+  const named = (d: Detection) => {
+    const name = ` ${d.name.toLowerCase()} `;
+    return names.some((own) => name.includes(own) || own.includes(name));
+  };
+  return mergeDetections(recog.filter((d) => d.part === "a" && !identities.has(identity(d)) && !named(d)));
 }
 
 export function fingerprintBanner(banner: string): Detection[] {

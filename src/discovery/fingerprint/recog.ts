@@ -31,6 +31,15 @@ export function recogDataDir(): string {
   return dataDir;
 }
 
+/** Where `sightline fingerprints update --recog DIR` installs a translated copy. */
+export const installedRecogDir = (dataDir: string) => join(dataDir, "recog");
+
+/** The copy installed under the data directory when there is one, else the one shipped in the package. */
+export function useInstalledRecog(settings: { dataDir: string }): void {
+  const installed = installedRecogDir(settings.dataDir);
+  useRecogData(existsSync(join(installed, "index.json")) ? installed : SHIPPED_DIR);
+}
+
 function load(kind: string): Compiled[] | null {
   if (loaded.has(kind)) return loaded.get(kind) ?? null;
   const file = join(dataDir, `${kind}.json`);
@@ -130,6 +139,67 @@ export function recogIdentify(kind: string, text: string): RecogMatch | undefine
   // An empty capture is Recog's "said nothing": left out of what Sightline records.
   const params = Object.fromEntries(Object.entries(best.params).filter(([, value]) => value !== ""));
   return { source: `recog:${kind}`, description: best.fingerprint.description, params };
+}
+
+export interface RecogExamplesCheck {
+  databases: number;
+  fingerprints: number;
+  examples: number;
+  skipped: number;
+  /** Why fingerprints were skipped, with how many each reason kept out. */
+  reasons: Map<string, number>;
+  /** One line per example a fingerprint does not match, or matches with other values than expected. */
+  failures: string[];
+  /** Fingerprints whose every example gives the expected values. */
+  passing: number;
+}
+
+/**
+ * Recog's `<example>` entries are its test suite: every fingerprint of every database in the copy in
+ * use, against each of its examples, with the values each example expects.
+ */
+export function checkRecogExamples(): RecogExamplesCheck {
+  const check: RecogExamplesCheck = {
+    databases: 0,
+    fingerprints: 0,
+    examples: 0,
+    skipped: 0,
+    reasons: new Map(),
+    failures: [],
+    passing: 0,
+  };
+  for (const kind of recogKinds()) {
+    const database = readRecogDatabase(kind);
+    if (!database) {
+      check.failures.push(`${kind}: listed in index.json but missing`);
+      continue;
+    }
+    check.databases++;
+    check.skipped += database.skipped.length;
+    for (const { reason } of database.skipped)
+      check.reasons.set(reason, (check.reasons.get(reason) ?? 0) + 1);
+    for (const fingerprint of database.fingerprints) {
+      check.fingerprints++;
+      const compiled = { ...fingerprint, regex: new RegExp(fingerprint.source, fingerprint.flags) };
+      const before = check.failures.length;
+      for (const example of fingerprint.examples) {
+        check.examples++;
+        const text = JSON.stringify(example.text.slice(0, 120));
+        const params = matchFingerprint(compiled, example.text);
+        if (!params) {
+          check.failures.push(`${kind}: ${fingerprint.pattern} does not match ${text}`);
+          continue;
+        }
+        for (const [name, expected] of Object.entries(example.expect))
+          if (params[name] !== expected)
+            check.failures.push(
+              `${kind}: ${fingerprint.pattern} gives ${name}=${params[name]} for ${text}, expected ${expected}`,
+            );
+      }
+      if (check.failures.length === before) check.passing++;
+    }
+  }
+  return check;
 }
 
 /** Recog writes CPEs as 2.2 URIs (`cpe:/a:vendor:product:version`); Sightline's facts are CPE 2.3. */

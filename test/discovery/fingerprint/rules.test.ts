@@ -16,7 +16,9 @@ import { promisify } from "node:util";
 import type { HttpEvidence } from "../../../src/core/facts.ts";
 import { fingerprintHttp } from "../../../src/discovery/fingerprint/fingerprint.ts";
 import { installedRulesFile } from "../../../src/discovery/fingerprint/installed-rules.ts";
+import { recogDataDir, useInstalledRecog } from "../../../src/discovery/fingerprint/recog.ts";
 import { BUILTIN_RULES_FILE, webRules } from "../../../src/discovery/fingerprint/web-rules.ts";
+import { withRecog } from "../../../src/discovery/service-id.ts";
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, "../../../bin/sightline.js");
@@ -325,5 +327,115 @@ describe("installed rules beside the built-in ones", () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  /** A Recog checkout of one database, as Recog writes them: XML under xml/, its licence beside. */
+  const recogCheckout = (name: string, example: string) => {
+    const checkout = join(dir, name);
+    mkdirSync(join(checkout, "xml"), { recursive: true });
+    writeFileSync(join(checkout, "COPYING"), "BSD 2-Clause test licence\n");
+    writeFileSync(
+      join(checkout, "xml", "ssh_banners.xml"),
+      `<?xml version="1.0" encoding="UTF-8"?>
+<fingerprints matches="ssh.banner" protocol="ssh" database_type="service">
+  <fingerprint pattern="^AcmeSSH_(\\d+\\.\\d+)\\z">
+    <description>Acme SSH</description>
+    <example service.version="1.2">${example}</example>
+    <param pos="0" name="service.vendor" value="Acme"/>
+    <param pos="0" name="service.product" value="AcmeSSH"/>
+    <param pos="1" name="service.version"/>
+    <param pos="0" name="service.cpe23" value="cpe:/a:acme:acmessh:{service.version}"/>
+  </fingerprint>
+</fingerprints>
+`,
+    );
+    return checkout;
+  };
+
+  it("`fingerprints update --recog DIR` installs a checkout that passes its examples; discovery reads it", async () => {
+    const dataDir = join(dir, "recog");
+    const shipped = await sightline(dataDir, "fingerprints", "status", "--json");
+    assert.equal(JSON.parse(shipped.stdout).recog.installed, false);
+    assert.ok(JSON.parse(shipped.stdout).recog.databases > 40, "the shipped copy is in use");
+
+    const result = await sightline(
+      dataDir,
+      "fingerprints",
+      "update",
+      "--recog",
+      recogCheckout("good", "AcmeSSH_1.2"),
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /Installed 1 Recog fingerprints in 1 databases .* 1 examples checked, 0 fingerprints skipped, 0 failing/,
+    );
+    assert.match(readFileSync(join(dataDir, "recog", "COPYING"), "utf8"), /BSD 2-Clause/);
+    assert.match(readFileSync(join(dataDir, "recog", "NOTICE"), "utf8"), /Upstream: .*good, installed /);
+    const status = JSON.parse((await sightline(dataDir, "fingerprints", "status", "--json")).stdout);
+    assert.deepEqual([status.recog.installed, status.recog.databases], [true, 1]);
+
+    try {
+      useInstalledRecog({ dataDir });
+      const identity = withRecog({
+        service: "ssh",
+        tls: false,
+        banner: "SSH-2.0-AcmeSSH_1.2",
+        identified_by: "greeting",
+      });
+      assert.equal(identity.product, "AcmeSSH");
+      assert.equal(identity.cpe, "cpe:2.3:a:acme:acmessh:1.2:*:*:*:*:*:*:*");
+    } finally {
+      useInstalledRecog({ dataDir: join(dir, "nothing-installed") });
+    }
+    assert.ok(recogDataDir().endsWith("/recog"), "back on the shipped copy");
+    assert.notEqual(recogDataDir(), join(dataDir, "recog"));
+  });
+
+  it("refuses a checkout whose fingerprints fail their examples, or a path that is no checkout, keeping the copy in use", async () => {
+    const dataDir = join(dir, "recog-refused");
+    const ok = await sightline(
+      dataDir,
+      "fingerprints",
+      "update",
+      "--recog",
+      recogCheckout("first", "AcmeSSH_1.2"),
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    const before = readFileSync(join(dataDir, "recog", "ssh.banner.json"), "utf8");
+    const failing = await sightline(
+      dataDir,
+      "fingerprints",
+      "update",
+      "--recog",
+      recogCheckout("bad", "AcmeSSH 1.2"),
+    );
+    assert.notEqual(failing.code, 0);
+    assert.match(failing.stderr, /1 fail their examples .*nothing was installed/);
+    const missing = await sightline(
+      dataDir,
+      "fingerprints",
+      "update",
+      "--recog",
+      join(dir, "no-such-checkout"),
+    );
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /is not a directory; give a Recog checkout/);
+    const mixed = await sightline(
+      dataDir,
+      "fingerprints",
+      "update",
+      "--recog",
+      join(dir, "first"),
+      "--license",
+      "MIT",
+    );
+    assert.match(mixed.stderr, /--recog installs Recog's databases on its own/);
+    assert.equal(
+      readFileSync(join(dataDir, "recog", "ssh.banner.json"), "utf8"),
+      before,
+      "the installed copy stays",
+    );
+    assert.equal(existsSync(join(dataDir, "recog.new")), false, "no half-written copy is left");
   });
 });
