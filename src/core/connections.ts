@@ -1,15 +1,28 @@
 /**
  * Third parties a surface depends on, grouped by registrable domain: a web application that loads
- * scripts or other resources from a host, or redirects to it, depends on whoever runs that host; mail
- * and DNS providers show through MX and NS records of the collection's names. Decided when a run
- * finishes, with that run's scope, and kept with the run.
+ * scripts, stylesheets, frames or other resources from a host, posts its forms to it, or redirects to
+ * it, depends on whoever runs that host; a name that is an alias (CNAME) of another organisation's
+ * name is served by it; mail, sending and DNS providers show through the MX records, the SPF policy
+ * (its includes followed) and the NS records of the collection's names. Decided when a run finishes,
+ * with that run's scope, and kept with the run.
  */
 import { getDomain } from "tldts";
 import { strings } from "./details.ts";
 import { DOMAIN_KINDS } from "./entities.ts";
 import type { ResultEntity } from "./facts.ts";
 
-export const CONNECTION_KINDS = ["script", "web_resource", "redirect", "mail", "dns"] as const;
+export const CONNECTION_KINDS = [
+  "script",
+  "stylesheet",
+  "frame",
+  "form",
+  "web_resource",
+  "redirect",
+  "cname",
+  "mail",
+  "spf",
+  "dns",
+] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 
 /** One third party as the connections result lists it. */
@@ -29,12 +42,23 @@ const hostOf = (url: string) => {
   }
 };
 
-/** The host names of a name's MX ("10 mail.example.com") and NS records, as the DNS module keeps them. */
-function mailAndDnsHosts(details: Record<string, unknown>) {
+/**
+ * The host names a name's records point at, as the DNS module keeps them: MX ("10 mail.example.com"),
+ * NS, the CNAME target, and the domains its SPF policy includes.
+ */
+function recordHosts(details: Record<string, unknown>) {
   const records = (details.records ?? {}) as Record<string, unknown>;
   const host = (value: string) => value.trim().split(/\s+/).at(-1)!.toLowerCase().replace(/\.$/, "");
-  return { mx: strings(records.mx).map(host), ns: strings(records.ns).map(host) };
+  return {
+    mx: strings(records.mx).map(host),
+    ns: strings(records.ns).map(host),
+    cname: strings(records.cname).map(host),
+    spf: strings(details.spf_includes),
+  };
 }
+
+/** The web resource kinds an application's `resource_hosts` may list. */
+const RESOURCE_KINDS = ["stylesheet", "frame", "form"] as const;
 
 /**
  * The third parties of a collection, gathered entity by entity. `inScope` says whether a host name
@@ -67,15 +91,25 @@ export class ConnectionGroups {
     if (entity.kind === "Uri") {
       const scripts = strings(entity.details.scripts);
       for (const script of scripts) this.#add(hostOf(script), "script", entity.name);
-      const scriptHosts = new Set(scripts.map(hostOf));
+      const kindOf = new Map<string, ConnectionKind>(
+        scripts.map((script) => [hostOf(script) ?? "", "script"]),
+      );
+      const byKind = (entity.details.resource_hosts ?? {}) as Record<string, unknown>;
+      for (const kind of RESOURCE_KINDS)
+        for (const host of strings(byKind[kind])) {
+          this.#add(host, kind, entity.name);
+          if (!kindOf.has(host)) kindOf.set(host, kind);
+        }
       for (const host of strings(entity.details.request_hosts))
-        if (!scriptHosts.has(host)) this.#add(host, "web_resource", entity.name);
+        if (!kindOf.has(host)) this.#add(host, "web_resource", entity.name);
       for (const url of strings(entity.details.redirect_chain))
         this.#add(hostOf(url), "redirect", entity.name);
     } else if (DOMAIN_KINDS.includes(entity.kind)) {
-      const { mx, ns } = mailAndDnsHosts(entity.details);
-      for (const host of mx) this.#add(host, "mail", entity.name);
-      for (const host of ns) this.#add(host, "dns", entity.name);
+      const hosts = recordHosts(entity.details);
+      for (const host of hosts.mx) this.#add(host, "mail", entity.name);
+      for (const host of hosts.spf) this.#add(host, "spf", entity.name);
+      for (const host of hosts.ns) this.#add(host, "dns", entity.name);
+      for (const host of hosts.cname) this.#add(host, "cname", entity.name);
     }
   }
 

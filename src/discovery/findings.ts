@@ -50,6 +50,18 @@ export const ISSUES = {
       'Publish an SPF record listing the domain\'s mail senders, or "v=spf1 -all" if it sends no mail.',
     references: [{ type: "description", uri: "https://www.rfc-editor.org/rfc/rfc7208" }],
   }),
+  brokenSpf: template({
+    name: "email_spf_permerror",
+    prettyName: "SPF policy fails to evaluate",
+    severity: 3,
+    confidence: "confirmed",
+    category: "email",
+    description:
+      "Receivers evaluating the domain's SPF policy reach a permanent error: it needs more than 10 DNS look-ups, or an included domain publishes no SPF record. Its mail then fails SPF wherever it is checked, and spoofed mail is not told apart.",
+    remediation:
+      "Flatten or prune the policy's include:, a, mx, ptr and exists terms to at most 10 look-ups, and remove includes of domains that publish no SPF record.",
+    references: [{ type: "description", uri: "https://www.rfc-editor.org/rfc/rfc7208#section-4.6.4" }],
+  }),
   missingDmarc: template({
     name: "email_dmarc_missing",
     prettyName: "No DMARC policy",

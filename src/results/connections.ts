@@ -13,7 +13,8 @@ import type { ResultQueries, ResultRun } from "../store/result-queries.ts";
 export const ConnectionItem = Type.Object({
   name: Type.String({ description: 'The third party by registrable domain, e.g. "jsdelivr.net".' }),
   kinds: Type.Array(Type.String({ enum: [...CONNECTION_KINDS] }), {
-    description: "How the surface depends on it: script, web_resource, redirect, mail (MX), dns (NS).",
+    description:
+      "How the surface depends on it: script, stylesheet, frame, form (an application's form posts to it), web_resource (other resources), redirect, cname (a name is an alias of its name), mail (MX), spf (allowed to send the domain's mail), dns (NS).",
   }),
   hosts: Type.Array(Type.String(), { description: "Its host names the surface uses." }),
   count: Type.Integer({ description: "How many of the collection's entities depend on it." }),

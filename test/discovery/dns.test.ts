@@ -30,6 +30,9 @@ describe("DNS modules against the lab", () => {
       assert.ok(names.includes(expected), `${expected} in ${names}`);
     const self = outcome.entities.find((e) => e.kind === "Domain" && e.details?.records)!;
     assert.match(String(self.details!.spf), /^v=spf1 /);
+    // The mail provider its policy includes, and the one that provider's policy includes in turn.
+    assert.deepEqual(self.details!.spf_includes, ["_spf.mailhost.test", "_spf2.mailhost.test"]);
+    assert.equal(self.details!.spf_lookups, 3, "mx and two includes");
     assert.match(String(self.details!.dmarc), /^v=DMARC1; p=none/);
     // acme.test has SPF and CAA; its DMARC policy only reports.
     assert.deepEqual(issueNames(outcome), ["email_dmarc_policy_none"]);

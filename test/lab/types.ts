@@ -65,7 +65,7 @@ export interface ProductTruth {
   cves: string[];
 }
 
-export type ThirdPartyKind = "script" | "web_resource";
+export type ThirdPartyKind = "script" | "stylesheet" | "frame" | "form" | "web_resource" | "redirect";
 
 /** What probing a web application must find. */
 export interface WebExpectations {

@@ -8,7 +8,8 @@
  *   named only by a same-host file's banner), PHP in X-Powered-By, a login form over plain HTTP,
  *   a script from cdn.thirdparty.test and a tracking pixel;
  * - shop: HTTPS without Strict-Transport-Security, a cookie without Secure/HttpOnly;
- * - one address with name-based virtual hosts: www (clean, loads third-party script and fonts), portal
+ * - one address with name-based virtual hosts: www (clean; a third-party script and stylesheet, a
+ *   video in a frame, a newsletter form posting to a CRM), portal
  *   (IIS/ASP.NET login over plain HTTP), anything else the nginx welcome page;
  * - files: OpenSSH 8.5p1 (CVE-2024-6387) and vsftpd 2.3.4 (CVE-2011-2523) banners;
  * - status (HTTPS) and docs (HTTP): clean, they raise nothing;
@@ -243,7 +244,9 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
                       `<meta name="csrf-token" content="${token(16)}">` +
                         '<link rel="stylesheet" href="https://fonts.fontfoundry.test/css?family=Inter">' +
                         '<script src="https://cdn.thirdparty.test/app.js"></script>',
-                      "<p>Making things since 1989.</p>",
+                      "<p>Making things since 1989.</p>" +
+                        '<iframe src="https://embed.videohost.test/v/42" title="Our story"></iframe>' +
+                        '<form action="https://forms.crm.test/subscribe" method="post"><input name="email"><button>Subscribe</button></form>',
                     ),
                 },
               }),
@@ -252,7 +255,9 @@ export function webWorld(base: string): Pick<LabWorld, "zones" | "hosts" | "brut
                 issues: [],
                 thirdParties: [
                   { host: "cdn.thirdparty.test", kind: "script" },
-                  { host: "fonts.fontfoundry.test", kind: "web_resource" },
+                  { host: "fonts.fontfoundry.test", kind: "stylesheet" },
+                  { host: "embed.videohost.test", kind: "frame" },
+                  { host: "forms.crm.test", kind: "form" },
                 ],
               },
             },

@@ -12,6 +12,7 @@ const BRUTEFORCE_WORDS = `www mail api vpn dev staging backup ftp ns1 ns2 shop s
  *   `old.acme.test` is a dangling CNAME into `cloudapp.test`; `app.acme.test` a live one.
  * - `open.test` allows AXFR; `vault-q3.open.test` is found only that way.
  * - `wild.test` has `*.wild.test`, plus real names on other addresses.
+ * - `acme.test`'s SPF policy includes `_spf.mailhost.test`, which includes `_spf2.mailhost.test`.
  * Addresses are `${base}.Z.N`: Z = 0 acme, 1 open, 2 wild, 3 cloudapp.
  */
 function networkWorld(base: string): LabWorld {
@@ -24,7 +25,12 @@ function networkWorld(base: string): LabWorld {
         name: "acme.test",
         records: [
           { name: "acme.test", type: "MX", data: { preference: 10, exchange: "mail.acme.test" } },
-          { name: "acme.test", type: "TXT", data: `v=spf1 mx ip4:${ip("0.11")} -all` },
+          // Its mail is also sent by a mail provider, whose policy includes a second one of its own.
+          {
+            name: "acme.test",
+            type: "TXT",
+            data: `v=spf1 mx ip4:${ip("0.11")} include:_spf.mailhost.test -all`,
+          },
           // Verification tokens, as real apexes pile them up: the TXT answer outgrows 512 bytes,
           // so UDP answers it truncated and resolvers retry over TCP.
           ...[
@@ -62,6 +68,18 @@ function networkWorld(base: string): LabWorld {
       { name: "wild.test", records: [] },
       // A cloud provider's zone: acme-prod exists, acme-legacy (the dangling target) does not.
       { name: "cloudapp.test", records: [] },
+      // A mail provider's zone: the SPF policies acme.test includes.
+      {
+        name: "mailhost.test",
+        records: [
+          {
+            name: "_spf.mailhost.test",
+            type: "TXT",
+            data: "v=spf1 ip4:203.0.113.0/24 include:_spf2.mailhost.test ~all",
+          },
+          { name: "_spf2.mailhost.test", type: "TXT", data: "v=spf1 ip4:198.51.100.0/24 ~all" },
+        ],
+      },
     ],
     hosts: [
       ...nameservers(ip),

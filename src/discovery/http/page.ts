@@ -19,14 +19,19 @@ export interface Page {
   scripts: string[];
   /** Absolute URLs of everything the page loads (scripts, styles, images, frames, form targets). */
   resources: string[];
+  /** Of those, the stylesheets, the frames' pages and the forms' targets, by kind. */
+  resourcesByKind: Record<ResourceKind, string[]>;
   forms: PageForm[];
   favicon?: string;
 }
+
+export type ResourceKind = "stylesheet" | "frame" | "form";
 
 const RESOURCE_ATTRIBUTES: Record<string, string> = {
   script: "src",
   img: "src",
   iframe: "src",
+  frame: "src",
   embed: "src",
   source: "src",
   video: "src",
@@ -45,7 +50,14 @@ function absolute(value: string | undefined, base: string): string | undefined {
 }
 
 export function parsePage(html: string, url: string): Page {
-  const page: Page = { title: "", meta: {}, scripts: [], resources: [], forms: [] };
+  const page: Page = {
+    title: "",
+    meta: {},
+    scripts: [],
+    resources: [],
+    resourcesByKind: { stylesheet: [], frame: [], form: [] },
+    forms: [],
+  };
   let inTitle = false;
   let titleDone = false;
   let title = "";
@@ -65,8 +77,10 @@ export function parsePage(html: string, url: string): Page {
           const rel = (attributes.rel ?? "").toLowerCase();
           if (/\bicon\b/.test(rel) && resource && !page.favicon) page.favicon = resource;
           if (!/\b(stylesheet|icon|preload|modulepreload|manifest)\b/.test(rel)) return;
+          if (/\bstylesheet\b/.test(rel) && resource) page.resourcesByKind.stylesheet.push(resource);
         }
         if (resource) page.resources.push(resource);
+        if ((name === "iframe" || name === "frame") && resource) page.resourcesByKind.frame.push(resource);
         if (name === "script" && resource) page.scripts.push(resource);
         if (name === "form") {
           const action = absolute(attributes.action || url, url) ?? url;
@@ -78,6 +92,7 @@ export function parsePage(html: string, url: string): Page {
           };
           page.forms.push(form);
           page.resources.push(action);
+          page.resourcesByKind.form.push(action);
         }
         if (name === "input") {
           const type = (attributes.type ?? "text").toLowerCase();

@@ -1,7 +1,8 @@
 /**
  * DNS records of a name: addresses (A/AAAA, CNAMEs followed), aliases, mail exchangers, name servers,
  * TXT, SOA, CAA and SRV. Emits the addresses and every name the records point at; for a domain also
- * reads its mail policy (SPF, DMARC), CAA and the well-known SRV services, and raises what is missing.
+ * reads its mail policy (SPF followed through its includes, DMARC), CAA and the well-known SRV
+ * services, and raises what is missing or broken.
  * A name that does not resolve is a note when it was a seed, never a failure.
  */
 
@@ -9,6 +10,7 @@ import type { EntityRef, FoundEntity } from "../../core/entities.ts";
 import { issue } from "../findings.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
 import { type CaaRecord, canonicalName, DnsClient, type DnsOutcome } from "../net/dns-client.ts";
+import { followSpf, spfRecord } from "../spf.ts";
 
 /** SRV names worth asking a domain for (RFC 2782 services an attack surface commonly publishes). */
 export const WELL_KNOWN_SRV = [
@@ -141,6 +143,28 @@ async function domainPolicies(
 ): Promise<Record<string, unknown>> {
   const self: EntityRef = { kind: domain.kind, name: domain.name };
   const spf = (records.txt as string[]).find((text) => /^v=spf1(\s|$)/i.test(text)) ?? "";
+  // The organisations allowed to send its mail: the connections result lists them (kind `spf`).
+  const record = spfRecord(records.txt as string[]);
+  const spfTree = record
+    ? await followSpf(domain.name, record, async (name) => {
+        const answer = await dns.txt(name);
+        return answer.ok
+          ? answer.value
+          : answer.code === "nodata" || answer.code === "nxdomain"
+            ? []
+            : undefined;
+      })
+    : undefined;
+  if (spfTree && spfTree.errors.length > 0)
+    ctx.raise(
+      issue("brokenSpf", self, {
+        domain: domain.name,
+        spf,
+        includes: spfTree.includes,
+        lookups: spfTree.lookups,
+        errors: spfTree.errors,
+      }),
+    );
   const dmarcName = `_dmarc.${domain.name}`;
   const dmarcAnswer = await dns.txt(dmarcName);
   const dmarc = (dmarcAnswer.ok ? dmarcAnswer.value : []).find((text) => /^v=DMARC1/i.test(text)) ?? "";
@@ -169,5 +193,6 @@ async function domainPolicies(
       for (const record of answer.value) ctx.emit({ kind: "DnsRecord", name: canonicalName(record.name) });
     }),
   );
-  return { spf, dmarc, caa: records.caa, srv_services: services.sort() };
+  const followed = spfTree ? { spf_includes: spfTree.includes, spf_lookups: spfTree.lookups } : {};
+  return { spf, ...followed, dmarc, caa: records.caa, srv_services: services.sort() };
 }

@@ -25,7 +25,7 @@ import {
 import { BANNER_BYTES, libraryFromUrl, MAX_BANNER_SCRIPTS } from "../fingerprint/js-libraries.ts";
 import { webRules } from "../fingerprint/web-rules.ts";
 import { cloudProviders, contentChecks, isApiEndpoint } from "../http/analysis.ts";
-import { parsePage } from "../http/page.ts";
+import { type Page, parsePage, type ResourceKind } from "../http/page.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
 import { DnsClient } from "../net/dns-client.ts";
 import { type FetchLimits, fetchLimits, HttpClient, type HttpExchange, timedOut } from "../net/http-fetch.ts";
@@ -230,7 +230,8 @@ async function describe(
     redirect_chain: result.chain,
     scripts: page.scripts,
     forms: page.forms.length > 0,
-    request_hosts: [...new Set(page.resources.map((resource) => new URL(resource).hostname))].sort(),
+    request_hosts: hostsOf(page.resources),
+    resource_hosts: resourceHosts(page),
     content: contentChecks(final, page, body),
     cloud_providers: providers,
     cloud_hosted: providers.length > 0,
@@ -360,4 +361,14 @@ export function createHttpModule(
       for (const issue of outcome.issues) ctx.raise(issue);
     },
   };
+}
+
+const hostsOf = (urls: string[]) => [...new Set(urls.map((url) => new URL(url).hostname))].sort();
+
+/** The hosts of the page's stylesheets, frames and form targets, by kind (kinds with none left out). */
+function resourceHosts(page: Page): Partial<Record<ResourceKind, string[]>> {
+  const byKind: Partial<Record<ResourceKind, string[]>> = {};
+  for (const [kind, urls] of Object.entries(page.resourcesByKind) as Array<[ResourceKind, string[]]>)
+    if (urls.length > 0) byKind[kind] = hostsOf(urls);
+  return byKind;
 }

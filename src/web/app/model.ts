@@ -172,7 +172,7 @@ export interface Product {
 export interface Connection {
   /** The third party by registrable domain. */
   name: string;
-  /** script, web_resource, redirect, mail, dns. */
+  /** script, stylesheet, frame, form, web_resource, redirect, cname, mail, spf, dns. */
   kinds?: string[];
   hosts?: string[];
   count?: number;

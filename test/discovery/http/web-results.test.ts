@@ -120,6 +120,58 @@ describe("web results", () => {
       ],
     );
   });
+
+  it("tells stylesheets, frames and forms apart, and follows a name's CNAME and SPF includes out of scope", () => {
+    const inScope = (host: string) => host === "acme.test" || host.endsWith(".acme.test");
+    const connections = buildConnections(
+      [
+        {
+          kind: "Uri",
+          name: "https://www.acme.test:443",
+          scoped: true,
+          details: {
+            scripts: ["https://cdn.vendor.test/app.js"],
+            request_hosts: [
+              "cdn.vendor.test",
+              "fonts.fontfoundry.test",
+              "chat.widgets.test",
+              "forms.crm.test",
+            ],
+            resource_hosts: {
+              stylesheet: ["cdn.vendor.test", "fonts.fontfoundry.test"],
+              frame: ["chat.widgets.test"],
+              form: ["forms.crm.test"],
+            },
+          },
+        },
+        {
+          kind: "DnsRecord",
+          name: "status.acme.test",
+          scoped: true,
+          details: { records: { cname: ["acme.statuspage.test"] } },
+        },
+        {
+          kind: "Domain",
+          name: "acme.test",
+          scoped: true,
+          details: { records: {}, spf_includes: ["_spf.mailhost.test", "_spf.acme.test"] },
+        },
+      ],
+      inScope,
+    );
+    for (const item of connections) assert.ok(Value.Check(ConnectionItem, item), item.name);
+    assert.deepEqual(
+      connections.map((item) => [item.name, item.kinds, item.used_by]),
+      [
+        ["crm.test", ["form"], ["https://www.acme.test:443"]],
+        ["fontfoundry.test", ["stylesheet"], ["https://www.acme.test:443"]],
+        ["mailhost.test", ["spf"], ["acme.test"]],
+        ["statuspage.test", ["cname"], ["status.acme.test"]],
+        ["vendor.test", ["script", "stylesheet"], ["https://www.acme.test:443"]],
+        ["widgets.test", ["frame"], ["https://www.acme.test:443"]],
+      ],
+    );
+  });
 });
 
 describe("issues result", () => {

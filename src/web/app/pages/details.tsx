@@ -582,9 +582,14 @@ export function ProductDetails({ product, collection }: { product: Product; coll
 
 const CONNECTION_KINDS: Record<string, string> = {
   script: "runs its scripts",
+  stylesheet: "loads its stylesheets",
+  frame: "shows its pages in frames",
+  form: "posts forms to it",
   web_resource: "loads resources from it",
   redirect: "redirects to it",
+  cname: "a name is an alias of its name (CNAME)",
   mail: "receives mail through it (MX)",
+  spf: "lets it send the domain's mail (SPF)",
   dns: "serves DNS through it (NS)",
 };
 
