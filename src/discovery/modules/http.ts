@@ -25,6 +25,7 @@ import {
 import { BANNER_BYTES, libraryFromUrl, MAX_BANNER_SCRIPTS } from "../fingerprint/js-libraries.ts";
 import { webRules } from "../fingerprint/web-rules.ts";
 import { cloudProviders, contentChecks, isApiEndpoint } from "../http/analysis.ts";
+import { probeCatchAll } from "../http/catch-all.ts";
 import { type Page, parsePage, type ResourceKind } from "../http/page.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
 import { DnsClient } from "../net/dns-client.ts";
@@ -202,6 +203,8 @@ async function describe(
     .filter((value, index, all) => all.indexOf(value) === index);
   const favicon = await fetchFavicon(client, page.favicon ?? new URL("/favicon.ico", final.url).href);
   const scriptBanners = await fetchScriptBanners(client, final.url, page.scripts);
+  // Whether it answers a path that does not exist as if it did: path checks then compare with that.
+  const catchAll = await probeCatchAll(client, final.url);
   const detections = fingerprintHttp(
     {
       url: final.url,
@@ -232,6 +235,7 @@ async function describe(
     forms: page.forms.length > 0,
     request_hosts: hostsOf(page.resources),
     resource_hosts: resourceHosts(page),
+    ...(catchAll ? { catch_all: catchAll } : {}),
     content: contentChecks(final, page, body),
     cloud_providers: providers,
     cloud_hosted: providers.length > 0,

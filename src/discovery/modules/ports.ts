@@ -3,7 +3,14 @@
  * read for what the service says first, within a short bound (web and TLS ports are not waited on).
  * Every connection goes through the throttle (global and per-host concurrency, rate) and honours the
  * run's abort signal. Open ports become NetworkService entities named "1.2.3.4:22/tcp".
+ *
+ * A host that accepts a connection on (nearly) every port — a SYN proxy, a tarpit, a firewall that
+ * answers for what it guards — is marked (`scan.accepts_every_port`): once it has shown that, a port
+ * that says nothing is not identified, and only the ports that answered as a service are listed, not
+ * hundreds named by their numbers alone (those wait for the end of the scan, which shows what kind of
+ * host it is; a port that answered is listed at once).
  */
+import type { ServiceIdentity } from "../../core/service-identity.ts";
 import { serviceName } from "../../core/service-names.ts";
 import type { DiscoveryModule, DiscoverySettings } from "../module.ts";
 import { type NativeProbes, nativeProbes } from "../net/native-probes.ts";
@@ -11,6 +18,10 @@ import { roundTrips } from "../net/round-trips.ts";
 import { type PortState, TcpProber, type TurnOutcome } from "../net/tcp-prober.ts";
 import { identifyService } from "../service-id.ts";
 import { osFromBanner, SILENT_PORTS } from "../services.ts";
+
+/** A host with at least this many open ports, nearly all it answered on, accepts every port. */
+const ACCEPTS_EVERY_PORT_MIN = 32;
+const ACCEPTS_EVERY_PORT_SHARE = 0.9;
 
 /** At most this many ports per throttle slot before it is handed back (see ProbeTurn). */
 const PORTS_PER_TURN = 16;
@@ -98,6 +109,20 @@ export const portScan: DiscoveryModule = {
     /** Ports that answered at all: open, or refused. */
     let answered = 0;
     const identifications: Promise<void>[] = [];
+    /** Open ports nothing but their number named, held until the scan shows what the host is. */
+    const namedByPort: Array<{ port: number; identity: ServiceIdentity }> = [];
+    let services = 0;
+    const emitService = (port: number, identity: ServiceIdentity) => {
+      ctx.emit({
+        kind: "NetworkService",
+        name: serviceName(address, port),
+        details: { ip_address: address, port, protocol: "tcp", ...identity },
+      });
+      const os = osFromBanner(identity.banner);
+      if (os) ctx.emit({ kind: "IpAddress", name: address, details: { os } });
+    };
+    const acceptsEveryPort = () =>
+      open.length >= ACCEPTS_EVERY_PORT_MIN && open.length >= ACCEPTS_EVERY_PORT_SHARE * answered;
     // An open port is named by what it answers (service-id.ts), each probe in a slot of its own.
     const identify = async (port: number, greeting: Buffer | undefined) => {
       const identity = await identifyService({
@@ -110,13 +135,10 @@ export const portScan: DiscoveryModule = {
         slot: (work) => ctx.throttle.run(address, work, ctx.signal),
       }).catch(() => undefined);
       if (!identity) return; // aborted while waiting for a slot
-      ctx.emit({
-        kind: "NetworkService",
-        name: serviceName(address, port),
-        details: { ip_address: address, port, protocol: "tcp", ...identity },
-      });
-      const os = osFromBanner(identity.banner);
-      if (os) ctx.emit({ kind: "IpAddress", name: address, details: { os } });
+      services++;
+      // Named by its number alone: listed once the scan has shown the host does not accept every port.
+      if (identity.identified_by === "port") namedByPort.push({ port, identity });
+      else emitService(port, identity);
     };
     const found = (port: number, state: PortState) => {
       if (!state.open) {
@@ -124,6 +146,8 @@ export const portScan: DiscoveryModule = {
         return;
       }
       open.push(port);
+      // A host accepting every port: a port that said nothing is not asked what it is.
+      if (acceptsEveryPort() && !state.greeting?.length) return;
       // The scan waited for a greeting on this port unless it is one whose clients speak first.
       const greeting = SILENT_PORTS.has(port) ? state.greeting : (state.greeting ?? Buffer.alloc(0));
       identifications.push(identify(port, greeting));
@@ -198,6 +222,13 @@ export const portScan: DiscoveryModule = {
       prober.close();
     }
     await Promise.all(identifications);
+    const everyPort = acceptsEveryPort();
+    // On such a host a port named only by its number is the host's accepting, not a service.
+    if (everyPort)
+      ctx.note(
+        `${address} accepts a connection on every port (${open.length} of ${ports.length} scanned): a SYN proxy or tarpit; only the ${services - namedByPort.length} port(s) that answered as a service are listed.`,
+      );
+    else for (const { port, identity } of namedByPort) emitService(port, identity);
     ctx.emit({
       kind: "IpAddress",
       name: address,
@@ -208,6 +239,7 @@ export const portScan: DiscoveryModule = {
           filtered: timedOut.length,
           // None of the first round's ports answered or refused: the rest were not probed.
           ...(down ? { host_down: true } : {}),
+          ...(everyPort ? { accepts_every_port: true } : {}),
         },
       },
     });

@@ -5,11 +5,13 @@
  * `dns` templates on domains. A match is an issue: `template:<id>` (a built-in template may keep an older
  * check's name through `info.metadata.sightline-issue`), nuclei's severity as 1–5, and details that say
  * what produced it (template id, file and its SHA-256) and what it saw (request, matched part,
- * extracted values).
+ * extracted values). On an application that answers any path alike (http/catch-all.ts), a match on
+ * such an answer to another path than the application's own is not raised.
  */
 import { isIP } from "node:net";
 import type { EntityRef, FoundEntity, FoundIssue } from "../../core/entities.ts";
 import { parseServiceName } from "../../core/service-names.ts";
+import { catchAllOf } from "../http/catch-all.ts";
 import type { DiscoveryContext, DiscoveryModule } from "../module.ts";
 import { deadline } from "../net/deadline.ts";
 import { DnsClient } from "../net/dns-client.ts";
@@ -182,6 +184,8 @@ export function createTemplatesModule(
     });
     const cache = new Map<string, Promise<HttpExchange>>();
     const ref: EntityRef = { kind: "Uri", name: entity.name };
+    const baseline = catchAllOf(details);
+    const catchAll = baseline ? { baseline, skipped: 0 } : undefined;
     try {
       await pool(templates, PARALLEL_TEMPLATES, async (loaded) => {
         if (ctx.signal.aborted) return;
@@ -195,9 +199,14 @@ export function createTemplatesModule(
           deadline: Date.now() + Math.max(1000, ctx.settings.timeoutMs * (requests + 1)),
           maxRedirects: ctx.settings.limits.httpMaxRedirects,
           note: (message) => ctx.note(`template ${template.id} on ${entity.name}: ${message}`),
+          ...(catchAll ? { catchAll } : {}),
         }).catch(() => []);
         if (hits.length > 0) ctx.raise(issueOfTemplate(loaded, ref, hits));
       });
+      if (catchAll && catchAll.skipped > 0)
+        ctx.note(
+          `${entity.name} answers any path alike (HTTP ${baseline?.status} for a path that does not exist): ${catchAll.skipped} template match(es) on such answers were not raised.`,
+        );
     } finally {
       await client.close();
     }

@@ -7,6 +7,7 @@
  * templates (the front page, most often) are sent once per application and run.
  */
 import { setBounded } from "../../core/bounded-map.ts";
+import { answersLikeCatchAll, type CatchAllBaseline } from "../http/catch-all.ts";
 import type { HttpClient, HttpExchange } from "../net/http-fetch.ts";
 import type { DslVariables } from "./dsl.ts";
 import { evidence, interpolate, type OperatorResult, runOperators } from "./operators.ts";
@@ -36,6 +37,11 @@ export interface HttpEnvironment {
   maxRedirects: number;
   /** Responses of plain GET requests already sent to this application in this run. */
   cache: Map<string, Promise<HttpExchange>>;
+  /**
+   * When the application answers every path alike: its answer to a path that does not exist. A match
+   * on an answer to another path that reads like it is not a hit (`skipped` counts them).
+   */
+  catchAll?: { baseline: CatchAllBaseline; skipped: number };
   note(message: string): void;
 }
 
@@ -328,6 +334,14 @@ function hitOf(exchange: HttpExchange, result: OperatorResult, matched: Template
   };
 }
 
+/** Whether a matched answer is only the catch-all's answer to any path (counted when it is). */
+function onCatchAll(env: HttpEnvironment, origin: URL, exchange: HttpExchange): boolean {
+  if (!env.catchAll || new URL(exchange.url).pathname === origin.pathname) return false;
+  if (!answersLikeCatchAll(env.catchAll.baseline, exchange)) return false;
+  env.catchAll.skipped++;
+  return true;
+}
+
 /** Every hit of the template's http blocks on the application at `base` (empty when it does not match). */
 export async function runHttpTemplate(
   template: Template,
@@ -384,12 +398,13 @@ export async function runHttpTemplate(
       Object.assign(variables, result.internal);
       last = { exchange, result, parts: all };
       if (block.reqCondition) continue;
+      if (result.matched && onCatchAll(env, origin, exchange)) continue;
       if (result.matched) {
         hits.push(hitOf(exchange, result, evidence(block, { variables: all })));
         if (block.stopAtFirstMatch) break;
       }
     }
-    if (block.reqCondition && last?.result.matched)
+    if (block.reqCondition && last?.result.matched && !onCatchAll(env, origin, last.exchange))
       hits.push(hitOf(last.exchange, last.result, evidence(block, { variables: last.parts })));
   }
   return hits;
