@@ -196,12 +196,13 @@ export async function identifyService(options: IdentifyOptions): Promise<Service
 }
 
 /**
- * Recog's database for the protocol reads the banner too: its operating-system and hardware facts are
+ * Recog's database for the protocol reads the banner too (or `text`, the part of an answer it is
+ * written for: SNMP's sysDescr): its operating-system and hardware facts are
  * added, and its product replaces the probe's where it tells more (recog-services.ts tellsMore).
  * `product_rule` says which rule named the product.
  */
-export function withRecog(identity: ServiceIdentity): ServiceIdentity {
-  const recog = recogService(identity.service, identity.banner);
+export function withRecog(identity: ServiceIdentity, text = identity.banner): ServiceIdentity {
+  const recog = text ? recogService(identity.service, text) : undefined;
   if (!recog) {
     if (identity.product) identity.product_rule = `probe ${identity.identified_by}`;
     return identity;

@@ -105,18 +105,31 @@ describe("exposure checks against real servers, exposed and locked down", { skip
     assert.match(String(proxy.details.relayed_to), /^http:\/\/127\.122\.6\.1:3128\/sightline-proxy-check-/);
   });
 
-  test("the UDP pass finds snmpd and memcached's UDP port only where they answer", async () => {
+  test("the UDP pass finds snmpd, locked down or not, and memcached's UDP port where it answers", async () => {
     const snmp = lab.servers.filter((s) => s.name === "snmpd");
     for (const server of snmp) {
       const outcome = await runModule(udpScan, { kind: "IpAddress", name: server.ip }, { timeoutMs: 800 });
       const services = outcome.entities.filter((e) => e.kind === "NetworkService");
+      assert.deepEqual(
+        services.map((s) => [s.name, s.details?.protocol, s.details?.service]),
+        [[`${server.ip}:161/udp`, "udp", "snmp"]],
+      );
+      const banner = String(services[0].details?.banner);
+      // Every agent answers SNMPv3 engine discovery, before any credential: net-snmp's engine id.
+      assert.match(banner, /SNMPv3 engine 80001f88[0-9a-f]+, enterprise 8072 \(net-snmp\), boots \d+/);
       if (server.exposed) {
-        assert.deepEqual(
-          services.map((s) => [s.name, s.details?.protocol, s.details?.service]),
-          [[`${server.ip}:161/udp`, "udp", "snmp"]],
+        assert.match(banner, /^SNMP GetResponse: Sightline lab snmpd \(exposed\); SNMPv3 engine/);
+        assert.equal(services[0].details?.identified_by, "snmp");
+      } else {
+        assert.doesNotMatch(
+          banner,
+          /GetResponse/,
+          "an agent that does not know the community says nothing to it",
         );
-        assert.match(String(services[0].details?.banner), /Sightline lab snmpd/);
-      } else assert.deepEqual(services, [], "an agent that does not know the community stays silent");
+        assert.equal(services[0].details?.identified_by, "snmpv3-discovery");
+        const checked = await runModule(exposureChecks, services[0], { timeoutMs: 3000 });
+        assert.deepEqual(checked.issues, [], "the locked-down agent raises no exposure");
+      }
     }
     const memcached = lab.servers.find((s) => s.name === "memcached" && s.exposed)!;
     const outcome = await runModule(udpScan, { kind: "IpAddress", name: memcached.ip }, { timeoutMs: 800 });

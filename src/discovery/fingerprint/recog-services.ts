@@ -30,7 +30,8 @@ const SERVICE_TEXTS: Record<string, { kind: string; text(banner: string): string
   ntp: { kind: "ntp.readvar", text: (banner) => banner },
   domain: { kind: "dns.versionbind", text: (banner) => banner },
   x11: { kind: "x11.vendor", text: (banner) => banner },
-  sip: { kind: "sip_header.user_agent", text: (banner) => banner },
+  // A SIP answer's Server header (or a User-Agent, which Recog's server database mostly matches too).
+  sip: { kind: "sip_header.server", text: (banner) => banner },
 };
 
 /** The Recog database that reads a protocol's text, if there is one. */
@@ -70,21 +71,25 @@ const words = (...values: Array<string | undefined>) =>
     .filter((value, index, all) => all.indexOf(value) === index)
     .join(" ");
 
-/** A Recog match as a product, or undefined when it names none (a `login:` prompt, a generic stack). */
+/**
+ * A Recog match as a product and the machine's facts; `name` is empty when it names no product (an
+ * SNMP sysDescr tells the operating system and the device, not a service), undefined when it tells
+ * neither (a `login:` prompt, a generic stack).
+ */
 export function recogProduct(match: RecogMatch): RecogProduct | undefined {
   const params = match.params;
-  const productName = params["service.product"];
-  if (!productName) return undefined;
+  const productName = params["service.product"] ?? "";
   const { version, update } = splitVersion(params["service.version"] ?? "");
   const cpe = parseCpe(toCpe23(params["service.cpe23"]) ?? "");
   const vendor = cpe?.vendor ?? "";
   const product = cpe?.product ?? "";
   const shown = params["service.vendor"];
-  const name =
-    RULE_NAMES.get(`${vendor}:${product}`) ??
-    (shown && !productName.toLowerCase().startsWith(shown.toLowerCase())
-      ? `${shown} ${productName}`
-      : productName);
+  const name = !productName
+    ? ""
+    : (RULE_NAMES.get(`${vendor}:${product}`) ??
+      (shown && !productName.toLowerCase().startsWith(shown.toLowerCase())
+        ? `${shown} ${productName}`
+        : productName));
   const facts: Record<string, string> = {};
   const os = words(params["os.vendor"], params["os.product"], params["os.version"]);
   if (os) facts.os = os;
@@ -94,6 +99,7 @@ export function recogProduct(match: RecogMatch): RecogProduct | undefined {
   if (hardware) facts.hardware = hardware;
   const hardwareCpe = toCpe23(params["hw.cpe23"]);
   if (hardwareCpe) facts.hardware_cpe = hardwareCpe;
+  if (!productName && Object.keys(facts).length === 0) return undefined;
   return {
     name,
     vendor,
@@ -122,6 +128,7 @@ export function recogService(service: string, banner: string): RecogProduct | un
  * version where it read none, or a longer version of the same product. A tie keeps Sightline's.
  */
 export function tellsMore(own: { product?: string; version?: string }, recog: RecogProduct): boolean {
+  if (!recog.name) return false;
   if (!own.product) return true;
   const version = `${recog.version}${recog.update}`;
   if (!version) return false;
@@ -150,7 +157,7 @@ export function recogHttpDetections(evidence: HttpEvidence): Detection[] {
   for (const [kind, text, seen] of httpTexts(evidence)) {
     const match = recogIdentify(kind, text);
     const found = match && recogProduct(match);
-    if (!found) continue;
+    if (!found?.name) continue;
     detections.push({
       name: found.name,
       vendor: found.vendor,

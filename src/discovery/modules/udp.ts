@@ -1,26 +1,40 @@
 /**
  * The UDP probe pass: for each address, one protocol-correct question per well-known UDP service
- * (DNS, SNMP, NTP, SSDP, mDNS, NetBIOS name service, IKE, TFTP, memcached, SIP, OpenVPN). UDP has no
+ * (DNS, SNMP v1/v2c and SNMPv3 engine discovery, NTP, SSDP, mDNS, NetBIOS name service, IKE, TFTP,
+ * memcached, SIP, OpenVPN). UDP has no
  * handshake, so a port is reported only when it answered — as a NetworkService "1.2.3.4:161/udp" with
  * `protocol: "udp"`, named by what it said when the answer has the protocol's shape (`unknown` when
  * it does not). An address's questions go out together in one throttle slot; each answer is read
  * within the caps of `udpAsk` (a flood is cut off, not read). No question writes anything: TFTP is a
- * read request of a file name made up for the probe, SNMP a GET of sysDescr.0.
+ * read request of a file name made up for the probe, SNMP a GET of sysDescr.0. What Recog's database
+ * for the protocol reads in an answer (SNMP's sysDescr, SIP's Server) names its product and machine.
  */
 import { randomBytes } from "node:crypto";
 import { isIPv6 } from "node:net";
-import { parseSnmpResponse, snmpGet } from "../checks/exposures/snmp.ts";
+import {
+  enterpriseName,
+  parseSnmpResponse,
+  parseSnmpV3Report,
+  snmpGet,
+  snmpV3Discovery,
+  snmpV3MessageId,
+} from "../checks/exposures/snmp.ts";
 import type { DiscoveryModule } from "../module.ts";
 import { roundTrips } from "../net/round-trips.ts";
 import { udpAsk } from "../net/udp.ts";
+import { withRecog } from "../service-id.ts";
 
 export interface UdpProbe {
   service: string;
   port: number;
+  /** The probe's name where a port has several (`identified_by`); the service's otherwise. */
+  name?: string;
   /** The question, fresh per use (ids and nonces). */
   payload(): Buffer;
   /** A short description of the answer when it has the protocol's shape; undefined otherwise. */
   read(answer: Buffer, payload: Buffer): string | undefined;
+  /** The text of the answer Recog's database for the service reads (SNMP's sysDescr, SIP's Server). */
+  text?(answer: Buffer, payload: Buffer): string | undefined;
 }
 
 const u16 = (n: number) => Buffer.from([(n >> 8) & 0xff, n & 0xff]);
@@ -156,6 +170,24 @@ export const UDP_PROBES: readonly UdpProbe[] = [
         ? `SNMP GetResponse${response.value ? `: ${printable(Buffer.from(response.value))}` : ""}`
         : undefined;
     },
+    text: (answer) => parseSnmpResponse(answer)?.value,
+  },
+  {
+    // An agent that knows no default community still answers SNMPv3 engine discovery.
+    service: "snmp",
+    name: "snmpv3-discovery",
+    port: 161,
+    payload: () => snmpV3Discovery(1 + Math.floor(Math.random() * 0x7fff_ffff)),
+    read: (answer, payload) => {
+      const engine = parseSnmpV3Report(answer, snmpV3MessageId(payload));
+      if (!engine) return undefined;
+      const vendor = enterpriseName(engine.enterprise);
+      const enterprise =
+        engine.enterprise === undefined
+          ? ""
+          : `, enterprise ${engine.enterprise}${vendor ? ` (${vendor})` : ""}`;
+      return `SNMPv3 engine ${engine.engineId}${enterprise}, boots ${engine.boots}`;
+    },
   },
   {
     service: "isakmp",
@@ -215,6 +247,7 @@ export const UDP_PROBES: readonly UdpProbe[] = [
       const agent = /^(?:server|user-agent):\s*(.+?)\r?$/im.exec(text)?.[1];
       return `${text.split("\r\n")[0]}${agent ? `, ${agent}` : ""}`;
     },
+    text: (answer) => /^(?:server|user-agent):\s*(.+?)\r?$/im.exec(answer.toString("latin1"))?.[1],
   },
   {
     service: "mdns",
@@ -306,21 +339,51 @@ export function createUdpModule(probes: readonly UdpProbe[] = UDP_PROBES): Disco
       } catch {
         return; // aborted while waiting for a slot
       }
+      // A port several probes asked (SNMP v1/v2c and v3) is one service: what each answer told, together.
+      const byPort = new Map<
+        number,
+        { probe: UdpProbe; described: string[]; text?: string; first: Buffer }
+      >();
       for (const [index, answer] of answers.entries()) {
         if (!answer) continue;
         const { probe, payload } = asked[index]!;
-        answered.push(probe.port);
         const described = answer.datagrams.map((datagram) => probe.read(datagram, payload)).find(Boolean);
+        const text = described
+          ? answer.datagrams.map((d) => probe.text?.(d, payload)).find(Boolean)
+          : undefined;
+        const port = byPort.get(probe.port);
+        if (!port) {
+          byPort.set(probe.port, {
+            probe,
+            described: described ? [described] : [],
+            text,
+            first: answer.datagrams[0]!,
+          });
+        } else if (described) {
+          if (port.described.length === 0) port.probe = probe;
+          port.described.push(described);
+          port.text ??= text;
+        }
+      }
+      for (const [port, { probe, described, text, first }] of [...byPort].sort(([a], [b]) => a - b)) {
+        answered.push(port);
+        const identity = withRecog(
+          {
+            service: described.length > 0 ? probe.service : "unknown",
+            tls: false,
+            banner:
+              described.length > 0
+                ? described.join("; ")
+                : printable(first, Math.min(limits.bannerMaxBytes, 120)),
+            identified_by: described.length > 0 ? (probe.name ?? probe.service) : "udp",
+          },
+          text ?? "",
+        );
+        const { tls: _tls, ...facts } = identity;
         ctx.emit({
           kind: "NetworkService",
-          name: udpServiceName(address, probe.port),
-          details: {
-            ip_address: address,
-            port: probe.port,
-            protocol: "udp",
-            service: described ? probe.service : "unknown",
-            banner: described ?? printable(answer.datagrams[0]!, Math.min(limits.bannerMaxBytes, 120)),
-          },
+          name: udpServiceName(address, port),
+          details: { ip_address: address, port, protocol: "udp", ...facts },
         });
       }
       if (answered.length > 0)

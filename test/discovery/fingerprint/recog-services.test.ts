@@ -100,6 +100,36 @@ describe("where the probe's rule and Recog's both name a product", () => {
   });
 });
 
+describe("the machine Recog reads in an answer that names no product", () => {
+  it("an SNMP sysDescr gives the operating system (and its CPE) to the service's details", () => {
+    const identity = withRecog(
+      {
+        service: "snmp",
+        tls: false,
+        banner: "SNMP GetResponse: Cisco IOS Software, …",
+        identified_by: "snmp",
+      },
+      "Cisco IOS Software, C2960 Software (C2960-LANBASEK9-M), Version 12.2(55)SE7, RELEASE SOFTWARE (fc1)",
+    );
+    assert.equal(identity.os, "Cisco IOS 12.2(55)SE7");
+    assert.equal(identity.os_cpe, "cpe:2.3:o:cisco:ios:12.2(55)SE7:*:*:*:*:*:*:*");
+    assert.equal(identity.product, undefined, "an operating system is not the service's product");
+    const linux = withRecog(
+      { service: "snmp", tls: false, banner: "SNMP GetResponse: Linux lab …", identified_by: "snmp" },
+      "Linux lab 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) x86_64",
+    );
+    assert.match(linux.os ?? "", /^Linux 6\.1\.0/);
+  });
+
+  it("an answer given no text of Recog's kind is not matched at all", () => {
+    const identity = withRecog(
+      { service: "snmp", tls: false, banner: "SNMPv3 engine 80001f88…", identified_by: "snmpv3-discovery" },
+      "",
+    );
+    assert.deepEqual(Object.keys(identity).sort(), ["banner", "identified_by", "service", "tls"]);
+  });
+});
+
 describe("Recog's web databases beside the project's web rules", () => {
   it("a Server header only Recog knows names its product with the header as evidence", () => {
     const found = fingerprintHttp(response([["server", "IdeaWebServer/0.83.74"]]));

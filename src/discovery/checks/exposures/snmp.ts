@@ -43,6 +43,81 @@ export function parseSnmpResponse(datagram: Buffer): SnmpAnswer | undefined {
   };
 }
 
+/**
+ * SNMPv3 engine discovery (RFC 3414 §4): a GetRequest with no user and an empty engine id, flagged
+ * reportable. Every SNMPv3 agent answers it with a Report carrying its engine id, boots and time, before
+ * any credential: an agent that refuses every community still shows itself this way.
+ */
+export function snmpV3Discovery(messageId: number): Buffer {
+  const globalData = tlv(0x30, integer(messageId), integer(65507), octets(Buffer.from([0x04])), integer(3));
+  const usm = tlv(0x30, octets(""), integer(0), integer(0), octets(""), octets(""), octets(""));
+  const pdu = tlv(0xa0, integer(messageId), integer(0), integer(0), tlv(0x30));
+  return tlv(0x30, integer(3), globalData, octets(usm), tlv(0x30, octets(""), octets(""), pdu));
+}
+
+/** The message id of an engine discovery request this module built. */
+export function snmpV3MessageId(request: Buffer): number {
+  const message = readTlv(request, 0);
+  const globalData = message ? children(message.value)[1] : undefined;
+  return (globalData && integerValue(children(globalData.value)[0])) ?? -1;
+}
+
+export interface SnmpV3Engine {
+  /** The authoritative engine id, in hex. */
+  engineId: string;
+  /** The IANA enterprise number the engine id starts with (RFC 3411), when it has that format. */
+  enterprise?: number;
+  boots: number;
+  /** Seconds since the engine last booted. */
+  time: number;
+}
+
+/** Vendors of the enterprise numbers engine ids most often start with (IANA's registry). */
+const ENTERPRISES: Record<number, string> = {
+  9: "Cisco",
+  11: "HP",
+  43: "3Com",
+  311: "Microsoft",
+  674: "Dell",
+  1991: "Brocade (Foundry)",
+  2011: "Huawei",
+  2636: "Juniper",
+  3375: "F5",
+  4526: "Netgear",
+  6876: "VMware",
+  8072: "net-snmp",
+  12356: "Fortinet",
+  14988: "MikroTik",
+  25506: "H3C",
+  30065: "Arista",
+  41112: "Ubiquiti",
+};
+
+export const enterpriseName = (enterprise: number | undefined) =>
+  enterprise === undefined ? undefined : ENTERPRISES[enterprise];
+
+/** Reads the Report an agent answers engine discovery with (undefined for anything else). */
+export function parseSnmpV3Report(datagram: Buffer, messageId: number): SnmpV3Engine | undefined {
+  const message = readTlv(datagram, 0);
+  if (message?.tag !== 0x30) return undefined;
+  const [version, globalData, security] = children(message.value);
+  if (integerValue(version) !== 3 || globalData?.tag !== 0x30 || security?.tag !== 0x04) return undefined;
+  if (integerValue(children(globalData.value)[0]) !== messageId) return undefined;
+  const usm = readTlv(security.value, 0);
+  if (usm?.tag !== 0x30) return undefined;
+  const [engineId, boots, time] = children(usm.value);
+  if (engineId?.tag !== 0x04 || engineId.value.length === 0) return undefined;
+  const id = engineId.value;
+  // RFC 3411: the first bit set means the first four bytes are the enterprise number (bit cleared).
+  const enterprise = id.length >= 5 && id[0] & 0x80 ? id.readUInt32BE(0) & 0x7fff_ffff : undefined;
+  return {
+    engineId: id.toString("hex"),
+    ...(enterprise === undefined ? {} : { enterprise }),
+    boots: integerValue(boots) ?? 0,
+    time: integerValue(time) ?? 0,
+  };
+}
+
 export const DEFAULT_COMMUNITIES = ["public", "private"] as const;
 
 export const snmpDefaultCommunity = check({
