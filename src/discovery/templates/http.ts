@@ -10,6 +10,7 @@ import { setBounded } from "../../core/bounded-map.ts";
 import { answersLikeCatchAll, type CatchAllBaseline } from "../http/catch-all.ts";
 import type { HttpClient, HttpExchange } from "../net/http-fetch.ts";
 import type { DslVariables } from "./dsl.ts";
+import { hostVariables } from "./host-variables.ts";
 import { evidence, interpolate, type OperatorResult, runOperators } from "./operators.ts";
 import type { HttpBlock, HttpRequestSpec, Interpolated, Template } from "./template.ts";
 
@@ -153,6 +154,7 @@ export function urlVariables(base: string, template: Template): DslVariables {
       Path: path,
       File: path.split("/").pop() ?? "",
       FQDN: host,
+      ...hostVariables(host),
       Input: base,
     };
     setBounded(urlParts, base, parts, 256);
@@ -352,60 +354,78 @@ export async function runHttpTemplate(
   const variables = urlVariables(base, template);
   const origin = new URL(base);
   for (const block of template.http) {
-    const cookies = new Map<string, string>();
-    const history: DslVariables = {};
-    let last: { exchange: HttpExchange; result: OperatorResult; parts: DslVariables } | undefined;
-    for (const [index, spec] of block.requests.entries()) {
-      if (env.signal.aborted) return hits;
-      if (Date.now() > env.deadline) {
-        env.note(`stopped before request ${index + 1}: the template ran out of its time bound`);
-        return hits;
-      }
-      let built: Built;
-      try {
-        built = build(spec, variables);
-      } catch (error) {
-        env.note(`request ${index + 1} was not sent: ${(error as Error).message}`);
-        continue;
-      }
-      const started = performance.now();
-      let exchange: HttpExchange;
-      try {
-        exchange = await send(block, built, env, origin, cookies);
-      } catch {
-        continue; // refused by the scope, timed out, reset: no response to match
-      }
-      if (exchange.truncated)
-        env.note(
-          `matched on the first ${exchange.body.length} bytes of the body of ${exchange.url} (a larger body is cut at the bound)`,
-        );
-      for (const line of exchange.headers.filter(([name]) => name === "set-cookie")) {
-        const [pair] = line[1].split(";");
-        const at = pair.indexOf("=");
-        if (at > 0) cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
-      }
-      const parts = responseVariables(exchange);
-      const own = { request: requestText(built), duration: (performance.now() - started) / 1000 };
-      // Parts by request number (status_code_2, body_1) are for req-condition blocks only.
-      if (block.reqCondition)
-        for (const [name, value] of Object.entries({ ...parts, ...own }))
-          history[`${name}_${index + 1}`] = value;
-      const all = { ...variables, ...history, ...parts, ...own };
-      const result = runOperators(block, {
-        variables: all,
-        bytes: { body: exchange.body, raw: exchange.body },
-      });
-      Object.assign(variables, result.internal);
-      last = { exchange, result, parts: all };
-      if (block.reqCondition) continue;
-      if (result.matched && onCatchAll(env, origin, exchange)) continue;
-      if (result.matched) {
-        hits.push(hitOf(exchange, result, evidence(block, { variables: all })));
-        if (block.stopAtFirstMatch) break;
-      }
+    // Each payload round runs the block's requests with its values (one round without payloads).
+    for (const round of block.payloadRounds) {
+      const found = await runRound(block, { ...variables, ...round }, origin, env);
+      hits.push(...found.hits);
+      if (found.stopped) return hits;
+      if (block.stopAtFirstMatch && found.hits.length > 0) break;
     }
-    if (block.reqCondition && last?.result.matched && !onCatchAll(env, origin, last.exchange))
-      hits.push(hitOf(last.exchange, last.result, evidence(block, { variables: last.parts })));
   }
   return hits;
+}
+
+/** One round of a block's requests; `stopped` when the run or the template's time ended it. */
+async function runRound(
+  block: HttpBlock,
+  variables: DslVariables,
+  origin: URL,
+  env: HttpEnvironment,
+): Promise<{ hits: TemplateHit[]; stopped: boolean }> {
+  const hits: TemplateHit[] = [];
+  const cookies = new Map<string, string>();
+  const history: DslVariables = {};
+  let last: { exchange: HttpExchange; result: OperatorResult; parts: DslVariables } | undefined;
+  for (const [index, spec] of block.requests.entries()) {
+    if (env.signal.aborted) return { hits, stopped: true };
+    if (Date.now() > env.deadline) {
+      env.note(`stopped before request ${index + 1}: the template ran out of its time bound`);
+      return { hits, stopped: true };
+    }
+    let built: Built;
+    try {
+      built = build(spec, variables);
+    } catch (error) {
+      env.note(`request ${index + 1} was not sent: ${(error as Error).message}`);
+      continue;
+    }
+    const started = performance.now();
+    let exchange: HttpExchange;
+    try {
+      exchange = await send(block, built, env, origin, cookies);
+    } catch {
+      continue; // refused by the scope, timed out, reset: no response to match
+    }
+    if (exchange.truncated)
+      env.note(
+        `matched on the first ${exchange.body.length} bytes of the body of ${exchange.url} (a larger body is cut at the bound)`,
+      );
+    for (const line of exchange.headers.filter(([name]) => name === "set-cookie")) {
+      const [pair] = line[1].split(";");
+      const at = pair.indexOf("=");
+      if (at > 0) cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+    }
+    const parts = responseVariables(exchange);
+    const own = { request: requestText(built), duration: (performance.now() - started) / 1000 };
+    // Parts by request number (status_code_2, body_1) are for req-condition blocks only.
+    if (block.reqCondition)
+      for (const [name, value] of Object.entries({ ...parts, ...own }))
+        history[`${name}_${index + 1}`] = value;
+    const all = { ...variables, ...history, ...parts, ...own };
+    const result = runOperators(block, {
+      variables: all,
+      bytes: { body: exchange.body, raw: exchange.body },
+    });
+    Object.assign(variables, result.internal);
+    last = { exchange, result, parts: all };
+    if (block.reqCondition) continue;
+    if (result.matched && onCatchAll(env, origin, exchange)) continue;
+    if (result.matched) {
+      hits.push(hitOf(exchange, result, evidence(block, { variables: all })));
+      if (block.stopAtFirstMatch) break;
+    }
+  }
+  if (block.reqCondition && last?.result.matched && !onCatchAll(env, origin, last.exchange))
+    hits.push(hitOf(last.exchange, last.result, evidence(block, { variables: last.parts })));
+  return { hits, stopped: false };
 }

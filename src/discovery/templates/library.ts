@@ -6,7 +6,7 @@
  * and severities; a template tagged intrusive, dos, fuzz or bruteforce runs only when its tag is allowed.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseTemplate, type Template, TemplateError } from "./template.ts";
 
@@ -98,7 +98,7 @@ export async function loadDirectory(directory: string, builtIn = false): Promise
         throw new TemplateError(
           `is ${info.size} bytes, more than the ${MAX_TEMPLATE_BYTES} a template may be`,
         );
-      const template = parseTemplate(await readFile(file), path);
+      const template = parseTemplate(await readFile(file), path, { root, directory: dirname(file) });
       library.templates.push({ template, builtIn, path });
     } catch (error) {
       library.skipped.push({

@@ -4,12 +4,14 @@
  * endpoint), under the run's throttle and signal, reads a bounded number of bytes for a bounded time,
  * and hands named parts to the same matchers and extractors as HTTP.
  */
+
 import { type Socket, connect as tcpConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { certificateFacts, handshake } from "../modules/tls.ts";
 import type { DnsClient, DnsOutcome } from "../net/dns-client.ts";
 import { modernContext } from "../net/secure-contexts.ts";
 import type { DslVariables } from "./dsl.ts";
+import { hostVariables } from "./host-variables.ts";
 import type { TemplateHit } from "./http.ts";
 import { evidence, interpolate, runOperators } from "./operators.ts";
 import type { DnsBlock, NetworkBlock, Operators, Template } from "./template.ts";
@@ -179,6 +181,7 @@ export async function runNetworkTemplate(
     Host: host,
     Port: String(target.port),
     FQDN: host,
+    ...hostVariables(host),
     ip: target.address,
   });
   for (const block of template.network)
@@ -230,15 +233,11 @@ export async function runDnsTemplate(
   client: DnsClient,
 ): Promise<TemplateHit[]> {
   const hits: TemplateHit[] = [];
-  const labels = name.split(".");
   const variables = variablesOf(template, {
     FQDN: name,
     Hostname: name,
     Host: name,
-    RDN: labels.slice(-2).join("."),
-    DN: labels.slice(-2, -1).join(""),
-    TLD: labels.slice(-1).join(""),
-    SD: labels.slice(0, -2).join("."),
+    ...hostVariables(name),
   });
   for (const block of template.dns) {
     let question: string;

@@ -5,6 +5,8 @@
  * a template is never run half-understood. Every regex and DSL expression is compiled here, once.
  */
 import { createHash } from "node:crypto";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { type DslExpression, identifiersOf, parseDsl } from "./dsl.ts";
 import { type SafeRegex, safeRegex, TemplateError } from "./regex.ts";
@@ -74,6 +76,11 @@ export type HttpRequestSpec =
 
 export interface HttpBlock extends Operators {
   requests: HttpRequestSpec[];
+  /**
+   * The payload values each round of the requests runs with (`payloads` combined as `attack` says:
+   * batteringram, pitchfork or clusterbomb); one empty round without payloads.
+   */
+  payloadRounds: Array<Record<string, string>>;
   redirects: boolean;
   maxRedirects: number;
   stopAtFirstMatch: boolean;
@@ -116,6 +123,19 @@ export interface Template {
 
 /** Templates per protocol block: most public templates have one; a few chain two. */
 const MAX_REQUESTS_PER_TEMPLATE = 16;
+/** Requests of a block with payloads (rounds × requests): a default-login list, not a brute force. */
+export const MAX_PAYLOAD_REQUESTS = 64;
+/** A payload file is read up to this many bytes and values. */
+const MAX_PAYLOAD_FILE_BYTES = 64 * 1024;
+const MAX_PAYLOAD_VALUES = 1000;
+
+/** Where a template was read from, so its payload files can be found (inside the library only). */
+export interface TemplateSource {
+  /** The library's directory: payload files may not be read from outside it. */
+  root: string;
+  /** The template file's own directory, where relative payload files are looked up first. */
+  directory: string;
+}
 
 const fail = (message: string): never => {
   throw new TemplateError(message);
@@ -168,8 +188,14 @@ const BUILT_IN_VARIABLES = new Set([
 ]);
 
 class Reader {
-  /** Names a `{{…}}` hole may read: built-ins, template variables, internal extractors. */
+  /** Names a `{{…}}` hole may read: built-ins, template variables, payloads, internal extractors. */
   readonly known = new Set(BUILT_IN_VARIABLES);
+
+  readonly source?: TemplateSource;
+
+  constructor(source?: TemplateSource) {
+    this.source = source;
+  }
 
   interpolated(where: string, value: unknown): Interpolated {
     if (typeof value !== "string" && typeof value !== "number") fail(`${where} must be a text`);
@@ -348,11 +374,86 @@ class Reader {
     };
   }
 
+  /**
+   * A block's `payloads` (name → inline list, or a file of one value per line inside the library) as
+   * the rounds `attack` makes of them: batteringram (one set, its values in turn), pitchfork (the
+   * sets side by side, as long as the shortest) or clusterbomb (every combination).
+   */
+  payloads(where: string, raw: Record<string, unknown>): Array<Record<string, string>> {
+    if (raw.payloads === undefined) {
+      if (raw.attack !== undefined) fail(`${where}.attack needs "payloads"`);
+      return [{}];
+    }
+    if (!isObject(raw.payloads)) fail(`${where}.payloads must be a mapping of names to lists or files`);
+    const sets = Object.entries(raw.payloads as Record<string, unknown>).map(([name, value]) => {
+      if (!/^[A-Za-z_]\w*$/.test(name)) fail(`${where}.payloads name "${name}" is not a plain name`);
+      const values =
+        typeof value === "string"
+          ? this.payloadFile(`${where}.payloads.${name}`, value)
+          : strings(`${where}.payloads.${name}`, value).map(String);
+      if (values.length === 0) fail(`${where}.payloads.${name} has no values`);
+      if (values.length > MAX_PAYLOAD_VALUES)
+        fail(`${where}.payloads.${name} has ${values.length} values; at most ${MAX_PAYLOAD_VALUES} are read`);
+      this.known.add(name);
+      return { name, values };
+    });
+    if (sets.length === 0) fail(`${where}.payloads is empty`);
+    const attack = raw.attack ?? (sets.length === 1 ? "batteringram" : "clusterbomb");
+    if (attack === "batteringram") {
+      if (sets.length > 1) fail(`${where}.attack batteringram takes one payload set, not ${sets.length}`);
+      return sets[0].values.map((value) => ({ [sets[0].name]: value }));
+    }
+    if (attack === "pitchfork") {
+      const rounds = Math.min(...sets.map((set) => set.values.length));
+      return Array.from({ length: rounds }, (_, i) =>
+        Object.fromEntries(sets.map((set) => [set.name, set.values[i]])),
+      );
+    }
+    if (attack === "clusterbomb") {
+      let rounds: Array<Record<string, string>> = [{}];
+      for (const set of sets) {
+        rounds = rounds.flatMap((round) => set.values.map((value) => ({ ...round, [set.name]: value })));
+        // Stop multiplying once past the bound: the block is refused for its size anyway.
+        if (rounds.length > MAX_PAYLOAD_REQUESTS) return rounds;
+      }
+      return rounds;
+    }
+    return fail(`${where}.attack "${String(attack)}" is not batteringram, pitchfork or clusterbomb`);
+  }
+
+  /** The values of a payload file: one per line, blank lines left out; only inside the library. */
+  payloadFile(where: string, path: string): string[] {
+    if (!this.source) fail(`${where} reads the file ${path}, but the template was not read from a library`);
+    const { root, directory } = this.source!;
+    const candidates = isAbsolute(path) ? [path] : [resolve(directory, path), resolve(root, path)];
+    for (const candidate of candidates) {
+      let real: string;
+      try {
+        real = realpathSync(candidate);
+      } catch {
+        continue;
+      }
+      const inside = relative(realpathSync(root), real);
+      if (inside.startsWith("..") || isAbsolute(inside))
+        fail(`${where} reads ${path}, which is outside the template library`);
+      if (statSync(real).size > MAX_PAYLOAD_FILE_BYTES)
+        fail(`${where} reads ${path}, larger than the ${MAX_PAYLOAD_FILE_BYTES} bytes a payload file may be`);
+      return readFileSync(real, "utf8")
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== "");
+    }
+    return fail(`${where} reads ${path}, which is not in the template library`);
+  }
+
   http(where: string, raw: unknown): HttpBlock {
     if (!isObject(raw)) return fail(`${where} must be a mapping`);
     only(where, raw, [
       "id",
       "name",
+      "payloads",
+      "attack",
+      "threads",
       "method",
       "path",
       "raw",
@@ -371,7 +472,8 @@ class Reader {
       "max-size",
       "skip-variables-check",
     ]);
-    // Extractors first: their names are variables the requests may use.
+    // Payloads and extractors first: their names are variables the requests may use.
+    const payloadRounds = this.payloads(where, raw);
     const operators = this.operators(where, raw);
     const requests: HttpRequestSpec[] = [];
     if (raw.raw !== undefined) {
@@ -400,6 +502,10 @@ class Reader {
     if (requests.length === 0) fail(`${where} has no path and no raw request`);
     if (requests.length > MAX_REQUESTS_PER_TEMPLATE)
       fail(`${where} sends ${requests.length} requests; at most ${MAX_REQUESTS_PER_TEMPLATE} are run`);
+    if (payloadRounds.length * requests.length > MAX_PAYLOAD_REQUESTS)
+      fail(
+        `${where} sends ${payloadRounds.length * requests.length} requests (${payloadRounds.length} payload rounds × ${requests.length}); at most ${MAX_PAYLOAD_REQUESTS} are run`,
+      );
     const maxRedirects = raw["max-redirects"] === undefined ? 10 : Number(raw["max-redirects"]);
     if (!Number.isInteger(maxRedirects) || maxRedirects < 0)
       fail(`${where}.max-redirects must be a whole number`);
@@ -407,6 +513,7 @@ class Reader {
     return {
       ...operators,
       requests,
+      payloadRounds,
       redirects:
         flag(`${where}.redirects`, raw.redirects) || flag(`${where}.host-redirects`, raw["host-redirects"]),
       maxRedirects,
@@ -539,7 +646,7 @@ function info(raw: unknown): TemplateInfo {
  * Reads one template. Throws a TemplateError whose message says what is unsupported or wrong; the
  * caller skips the template with that message.
  */
-export function parseTemplate(source: string | Buffer, file: string): Template {
+export function parseTemplate(source: string | Buffer, file: string, from?: TemplateSource): Template {
   const bytes = typeof source === "string" ? Buffer.from(source) : source;
   let document: unknown;
   try {
@@ -569,7 +676,7 @@ export function parseTemplate(source: string | Buffer, file: string): Template {
       );
   if (typeof raw.id !== "string" || !/^[A-Za-z0-9][\w.-]{0,199}$/.test(raw.id))
     fail(`needs an "id" of letters, digits, dots, dashes and underscores`);
-  const reader = new Reader();
+  const reader = new Reader(from);
   const variables: Array<[string, Interpolated]> = [];
   if (raw.variables !== undefined) {
     if (!isObject(raw.variables)) fail(`"variables" must be a mapping`);

@@ -19,6 +19,8 @@ import { listenTcp, withRandomPort } from "../../lab/sockets.ts";
 import { application, context } from "./helpers.ts";
 
 const HOST = "127.117.1.1";
+/** The bodies /sign-in received, in order. */
+const signIns: string[] = [];
 const TWENTY_MB = 20 * 1024 * 1024;
 
 function handler(request: IncomingMessage, response: ServerResponse) {
@@ -73,6 +75,22 @@ function handler(request: IncomingMessage, response: ServerResponse) {
       pump();
       return;
     }
+    case "/sign-in": {
+      // A login form: admin/admin is the default account; every request is logged as it came.
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        signIns.push(body);
+        const form = new URLSearchParams(body);
+        if (form.get("user") === "admin" && form.get("pass") === "admin") send(200, "Welcome, admin");
+        else send(401, "wrong user or password");
+      });
+      return;
+    }
+    case "/vars":
+      return send(200, url.search);
     case "/echo": {
       let body = "";
       request.on("data", (chunk) => {
@@ -82,6 +100,7 @@ function handler(request: IncomingMessage, response: ServerResponse) {
       return;
     }
     default:
+      if (url.pathname === "/files/secret.bak") return send(200, "SECRET BACKUP");
       return send(404, "not found");
   }
 }
@@ -330,6 +349,74 @@ http:
     );
   });
 
+  /** Runs a template (YAML) with files beside it in its library directory. */
+  async function runWith(yaml: string, files: Record<string, string>) {
+    const dir = mkdtempSync(join(directory, "p-"));
+    writeFileSync(join(dir, "t.yaml"), yaml);
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const ctx = context({ templates: { builtIn: false, directories: [dir] } });
+    await createTemplatesModule().run(application(base, HOST), ctx);
+    return ctx;
+  }
+
+  const login = (attack: string) => `${header(`login-${attack}`, "high", "default-login")}
+http:
+  - raw:
+      - |
+        POST /sign-in HTTP/1.1
+        Host: {{Hostname}}
+        Content-Type: application/x-www-form-urlencoded
+
+        user={{user}}&pass={{pass}}
+    attack: ${attack}
+    payloads:
+      user: [root, admin]
+      pass: [toor, admin, "1234"]
+    stop-at-first-match: true
+    matchers:
+      - type: word
+        words: ["Welcome"]
+`;
+
+  test("clusterbomb payloads: every user with every password, until the first match", async () => {
+    signIns.length = 0;
+    const ctx = await run(login("clusterbomb"));
+    assert.equal(ctx.issues.length, 1, ctx.notes.join("\n"));
+    assert.deepEqual(signIns, [
+      "user=root&pass=toor",
+      "user=root&pass=admin",
+      "user=root&pass=1234",
+      "user=admin&pass=toor",
+      "user=admin&pass=admin",
+    ]);
+  });
+
+  test("pitchfork payloads: the lists side by side, as long as the shortest", async () => {
+    signIns.length = 0;
+    const ctx = await run(login("pitchfork"));
+    assert.equal(ctx.issues.length, 1);
+    assert.deepEqual(signIns, ["user=root&pass=toor", "user=admin&pass=admin"]);
+  });
+
+  test("a batteringram payload from a file beside the template, one value per line", async () => {
+    const ctx = await runWith(
+      `${header("backups")}http:\n  - method: GET\n    path: ["{{BaseURL}}/files/{{name}}"]\n    payloads:\n      name: names.txt\n    matchers:\n      - type: word\n        words: ["SECRET"]\n`,
+      { "names.txt": "site.zip\n\nsecret.bak\r\ndb.sql\n" },
+    );
+    assert.equal(ctx.issues.length, 1, ctx.notes.join("\n"));
+    assert.equal(ctx.issues[0].details.uri, `${base}/files/secret.bak`);
+  });
+
+  test("the host-name variables: RDN, DN, TLD and SD by the public suffix list", async () => {
+    const ctx = await run(
+      `${header("vars")}http:\n  - path: ["{{BaseURL}}/vars?rdn={{RDN}}&dn={{DN}}&tld={{TLD}}&sd={{SD}}&fqdn={{FQDN}}"]\n    matchers:\n      - type: status\n        status: [200]\n    extractors:\n      - type: regex\n        name: seen\n        regex: ["\\\\?.+"]\n`,
+    );
+    assert.equal(ctx.issues.length, 1, ctx.notes.join("\n"));
+    assert.deepEqual((ctx.issues[0].details.extracted as Record<string, string[]>).seen, [
+      "?rdn=engine.test&dn=engine&tld=test&sd=app&fqdn=app.engine.test",
+    ]);
+  });
+
   describe("bad input", () => {
     const reasonFor = async (yaml: string) => {
       const dir = mkdtempSync(join(directory, "bad-"));
@@ -351,9 +438,9 @@ http:
       );
       assert.match(
         await reasonFor(
-          `${header("p")}http:\n  - path: ["{{BaseURL}}"]\n    payloads:\n      user: [a]\n    matchers:\n      - type: status\n        status: [200]\n`,
+          `${header("p")}http:\n  - path: ["{{BaseURL}}"]\n    fuzzing:\n      - part: query\n    matchers:\n      - type: status\n        status: [200]\n`,
         ),
-        /http\[0\] uses "payloads"/,
+        /http\[0\] uses "fuzzing"/,
       );
       assert.match(
         await reasonFor(
@@ -405,6 +492,32 @@ http:
       assert.ok(
         ctx.notes.some((note) => /stopped following redirects .* after 5 hops/.test(note)),
         ctx.notes.join("\n"),
+      );
+    });
+
+    test("payloads: a file outside the library, too many rounds, an unknown attack are refused", async () => {
+      const payloads = (attack: string, values: string) =>
+        `${header("p")}http:\n  - path: ["{{BaseURL}}/files/{{a}}{{b}}"]\n    attack: ${attack}\n    payloads:\n${values}    matchers:\n      - type: status\n        status: [200]\n`;
+      assert.match(
+        await reasonFor(payloads("batteringram", "      a: /etc/passwd\n")),
+        /reads \/etc\/passwd, which is outside the template library/,
+      );
+      assert.match(
+        await reasonFor(payloads("batteringram", "      a: ../../outside.txt\n")),
+        /which is (outside|not in) the template library/,
+      );
+      const many = `[${Array.from({ length: 9 }, (_, i) => i).join(", ")}]`;
+      assert.match(
+        await reasonFor(payloads("clusterbomb", `      a: ${many}\n      b: ${many}\n`)),
+        /sends \d+ requests \(\d+ payload rounds × 1\); at most 64 are run/,
+      );
+      assert.match(
+        await reasonFor(payloads("sniper", "      a: [x]\n")),
+        /attack "sniper" is not batteringram, pitchfork or clusterbomb/,
+      );
+      assert.match(
+        await reasonFor(payloads("batteringram", "      a: [x]\n      b: [y]\n")),
+        /batteringram takes one payload set, not 2/,
       );
     });
 

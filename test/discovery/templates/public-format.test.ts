@@ -84,7 +84,7 @@ describe("public-format templates", () => {
       library.skipped.map((file) => [file.path, file.reason.replace(/ \(.*$/, "")]),
       [
         ["skipped/code-protocol.yaml", 'uses "code", a protocol or feature Sightline does not support'],
-        ["skipped/fuzzing.yaml", 'http[0] uses "payloads", which Sightline does not support'],
+        ["skipped/fuzzing.yaml", 'http[0] uses "fuzzing", which Sightline does not support'],
         ["skipped/oob.yaml", "http[0].path[0] uses {{interactsh-url}}: out-of-band interaction"],
       ]
         .map(([path, reason]) => [path, reason.replace(/ \(.*$/, "")])
