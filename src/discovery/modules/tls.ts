@@ -13,7 +13,7 @@ import { normaliseHostname } from "../../core/seeds.ts";
 import { serviceEndpoint } from "../../core/service-names.ts";
 import { issue } from "../findings.ts";
 import type { DiscoveryModule } from "../module.ts";
-import { legacyContext, modernContext } from "../net/secure-contexts.ts";
+import { legacyContext, modernContext, type NodeTlsVersion, versionContext } from "../net/secure-contexts.ts";
 import { acceptedAt, BROAD_CIPHERS, helloProbe, TLS_VERSIONS, WEAK_CIPHERS } from "../net/tls-hello.ts";
 
 export interface CertificateFacts {
@@ -94,7 +94,14 @@ export function certificateName(facts: CertificateFacts): string {
 export function handshake(
   host: string,
   port: number,
-  options: { timeoutMs: number; answerTimeoutMs?: number; signal: AbortSignal; legacyOnly?: boolean },
+  options: {
+    timeoutMs: number;
+    answerTimeoutMs?: number;
+    signal: AbortSignal;
+    legacyOnly?: boolean;
+    /** Offer exactly these versions (an `ssl` template's min_version/max_version). */
+    versions?: { min: NodeTlsVersion; max: NodeTlsVersion };
+  },
 ): Promise<Handshake> {
   return new Promise((resolve) => {
     let socket: TLSSocket;
@@ -112,7 +119,11 @@ export function handshake(
       host,
       port,
       rejectUnauthorized: false,
-      secureContext: options.legacyOnly ? legacyContext() : modernContext(),
+      secureContext: options.versions
+        ? versionContext(options.versions.min, options.versions.max)
+        : options.legacyOnly
+          ? legacyContext()
+          : modernContext(),
     });
     options.signal.addEventListener("abort", onAbort, { once: true });
     const answerMs = options.answerTimeoutMs;

@@ -31,3 +31,22 @@ export function legacyContext(): SecureContext {
   });
   return legacy;
 }
+
+const NODE_VERSIONS = { tls10: "TLSv1", tls11: "TLSv1.1", tls12: "TLSv1.2", tls13: "TLSv1.3" } as const;
+export type NodeTlsVersion = keyof typeof NODE_VERSIONS;
+const ranged = new Map<string, SecureContext>();
+
+/** Exactly the versions from `min` to `max` (old ones with any cipher, as lenientContext). */
+export function versionContext(min: NodeTlsVersion, max: NodeTlsVersion): SecureContext {
+  const key = `${min}-${max}`;
+  let context = ranged.get(key);
+  if (!context) {
+    context = createSecureContext({
+      minVersion: NODE_VERSIONS[min],
+      maxVersion: NODE_VERSIONS[max],
+      ciphers: "DEFAULT:@SECLEVEL=0",
+    });
+    ranged.set(key, context);
+  }
+  return context;
+}

@@ -9,12 +9,13 @@ import { type Socket, connect as tcpConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { certificateFacts, handshake } from "../modules/tls.ts";
 import type { DnsClient, DnsOutcome } from "../net/dns-client.ts";
-import { modernContext } from "../net/secure-contexts.ts";
+import { modernContext, type NodeTlsVersion } from "../net/secure-contexts.ts";
+import { acceptedAt, helloProbe, TLS_VERSIONS, WEAK_CIPHERS } from "../net/tls-hello.ts";
 import type { DslVariables } from "./dsl.ts";
 import { hostVariables } from "./host-variables.ts";
 import type { TemplateHit } from "./http.ts";
 import { evidence, interpolate, runOperators } from "./operators.ts";
-import type { DnsBlock, NetworkBlock, Operators, Template } from "./template.ts";
+import type { DnsBlock, NetworkBlock, Operators, SslBlock, Template } from "./template.ts";
 
 /** The most bytes one network template reads from a service, whatever its `read-size` says. */
 export const MAX_NETWORK_READ = 64 * 1024;
@@ -324,17 +325,82 @@ export async function runSslTemplate(
   env: NetworkEnvironment,
 ): Promise<TemplateHit[]> {
   if (!env.mayTouch(target.address)) return [];
-  const result = await env.throttle(() =>
-    handshake(target.address, target.port, { timeoutMs: env.timeoutMs, signal: env.signal }),
-  );
-  if (!result.ok || !result.certificate) return [];
-  const facts = certificateFacts(result.certificate);
   const host = target.hostname ?? target.address;
-  const response = {
-    host,
-    ip: target.address,
-    port: String(target.port),
-    tls_version: result.protocol.toLowerCase().replace(/^tlsv/, "tls").replace(".", ""),
+  // One handshake per version range the blocks ask for (most ask none: Node's defaults).
+  const answers = new Map<string, Promise<Record<string, unknown> | undefined>>();
+  const answerFor = (versions: SslBlock["versions"]) => {
+    const key = versions ? `${versions.min}-${versions.max}` : "";
+    let answer = answers.get(key);
+    if (!answer) {
+      answer = sslAnswer(target, host, versions, env);
+      answers.set(key, answer);
+    }
+    return answer;
+  };
+  const hits: TemplateHit[] = [];
+  for (const block of template.ssl) {
+    const response = await answerFor(block.versions);
+    if (!response || env.signal.aborted) continue;
+    const variables: DslVariables = {
+      ...variablesOf(template, { Host: host, Hostname: `${host}:${target.port}`, Port: String(target.port) }),
+    };
+    for (const [key, value] of Object.entries(response))
+      variables[key] = Array.isArray(value) ? value.join(",") : (value as string | number | boolean);
+    variables.response = JSON.stringify(response);
+    variables.raw = variables.response;
+    variables.body = variables.response;
+    const uri = `tls://${host}:${target.port}`;
+    const hit = hitOf(block, variables, { method: "TLS", url: uri, headers: {}, hostname: host }, uri);
+    if (hit) hits.push(hit);
+  }
+  return hits;
+}
+
+/** A cipher suite's OpenSSL name where it is a weak one Sightline names, else its IANA number in hex. */
+const cipherName = (suite: number) => WEAK_CIPHERS[suite] ?? `0x${suite.toString(16).padStart(4, "0")}`;
+
+/** "TLSv1.2" → "tls12", "TLSv1" → "tls10", "SSLv3" → "sslv3", as nuclei names versions. */
+const nucleiVersion = (protocol: string) =>
+  protocol === "TLSv1" ? "tls10" : protocol.toLowerCase().replace(/^tlsv/, "tls").replace(".", "");
+
+/**
+ * What a handshake offering `versions` (all Node offers when none) tells: the version and cipher, and
+ * the certificate's facts. SSLv3, which Node cannot offer, is asked with a ClientHello written by hand
+ * (tls-hello.ts): it tells the version and cipher only. Undefined when the server refused.
+ */
+async function sslAnswer(
+  target: ServiceTarget,
+  host: string,
+  versions: SslBlock["versions"],
+  env: NetworkEnvironment,
+): Promise<Record<string, unknown> | undefined> {
+  const common = { host, ip: target.address, port: String(target.port) };
+  if (versions?.max === "sslv3") {
+    const answer = await env.throttle(() =>
+      helloProbe(
+        { host: target.address, port: target.port, timeoutMs: env.timeoutMs, signal: env.signal },
+        TLS_VERSIONS.SSLv3,
+      ),
+    );
+    if (!acceptedAt(answer, "SSLv3") || !answer?.accepted) return undefined;
+    return { ...common, tls_version: "sslv3", cipher: cipherName(answer.cipher) };
+  }
+  // Node offers nothing older than TLS 1.0: a range from SSLv3 is asked from TLS 1.0 up.
+  const range = versions
+    ? { min: versions.min === "sslv3" ? "tls10" : versions.min, max: versions.max }
+    : undefined;
+  const result = await env.throttle(() =>
+    handshake(target.address, target.port, {
+      timeoutMs: env.timeoutMs,
+      signal: env.signal,
+      ...(range ? { versions: range as { min: NodeTlsVersion; max: NodeTlsVersion } } : {}),
+    }),
+  );
+  if (!result.ok || !result.certificate) return undefined;
+  const facts = certificateFacts(result.certificate);
+  return {
+    ...common,
+    tls_version: nucleiVersion(result.protocol),
     cipher: result.cipher,
     not_before: facts.notBefore,
     not_after: facts.notAfter,
@@ -351,19 +417,4 @@ export async function runSslTemplate(
     key_size: facts.keySize,
     fingerprint_sha256: facts.sha256,
   };
-  const hits: TemplateHit[] = [];
-  for (const block of template.ssl) {
-    const variables: DslVariables = {
-      ...variablesOf(template, { Host: host, Hostname: `${host}:${target.port}`, Port: String(target.port) }),
-    };
-    for (const [key, value] of Object.entries(response))
-      variables[key] = Array.isArray(value) ? value.join(",") : (value as string | number | boolean);
-    variables.response = JSON.stringify(response);
-    variables.raw = variables.response;
-    variables.body = variables.response;
-    const uri = `tls://${host}:${target.port}`;
-    const hit = hitOf(block, variables, { method: "TLS", url: uri, headers: {}, hostname: host }, uri);
-    if (hit) hits.push(hit);
-  }
-  return hits;
 }

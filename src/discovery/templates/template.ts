@@ -104,8 +104,14 @@ export interface DnsBlock extends Operators {
   recursion: boolean;
 }
 
+/** nuclei's names of the protocol versions an `ssl` block may ask for, oldest first. */
+export const SSL_VERSIONS = ["sslv3", "tls10", "tls11", "tls12", "tls13"] as const;
+export type SslVersion = (typeof SSL_VERSIONS)[number];
+
 export interface SslBlock extends Operators {
   address: Interpolated;
+  /** `min_version`/`max_version`: the handshake offers exactly these versions. */
+  versions?: { min: SslVersion; max: SslVersion };
 }
 
 export interface Template {
@@ -606,10 +612,32 @@ class Reader {
 
   ssl(where: string, raw: unknown): SslBlock {
     if (!isObject(raw)) return fail(`${where} must be a mapping`);
-    only(where, raw, ["id", "name", "address", "matchers", "extractors", "matchers-condition"]);
+    only(where, raw, [
+      "id",
+      "name",
+      "address",
+      "min_version",
+      "max_version",
+      "matchers",
+      "extractors",
+      "matchers-condition",
+    ]);
+    const version = (key: string, fallback: SslVersion): SslVersion => {
+      const value = raw[key] ?? fallback;
+      if (!(SSL_VERSIONS as readonly unknown[]).includes(value))
+        fail(`${where}.${key} "${String(value)}" is not one of ${SSL_VERSIONS.join(", ")}`);
+      return value as SslVersion;
+    };
+    const asked = raw.min_version !== undefined || raw.max_version !== undefined;
+    const versions = asked
+      ? { min: version("min_version", "sslv3"), max: version("max_version", "tls13") }
+      : undefined;
+    if (versions && SSL_VERSIONS.indexOf(versions.min) > SSL_VERSIONS.indexOf(versions.max))
+      fail(`${where}.min_version ${versions.min} is newer than max_version ${versions.max}`);
     return {
       ...this.operators(where, raw),
       address: this.interpolated(`${where}.address`, raw.address ?? "{{Host}}:{{Port}}"),
+      ...(versions ? { versions } : {}),
     };
   }
 }
