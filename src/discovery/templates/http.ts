@@ -350,19 +350,51 @@ export async function runHttpTemplate(
   base: string,
   env: HttpEnvironment,
 ): Promise<TemplateHit[]> {
-  const hits: TemplateHit[] = [];
   const variables = urlVariables(base, template);
   const origin = new URL(base);
-  for (const block of template.http) {
+  /** One block's hits; `stopped` when the run or the template's time ended it. */
+  const runBlock = async (block: HttpBlock) => {
+    const hits: TemplateHit[] = [];
     // Each payload round runs the block's requests with its values (one round without payloads).
     for (const round of block.payloadRounds) {
       const found = await runRound(block, { ...variables, ...round }, origin, env);
       hits.push(...found.hits);
-      if (found.stopped) return hits;
+      if (found.stopped) return { hits, stopped: true };
       if (block.stopAtFirstMatch && found.hits.length > 0) break;
     }
+    return { hits, stopped: false };
+  };
+  if (!template.flow) {
+    const hits: TemplateHit[] = [];
+    for (const block of template.http) {
+      const found = await runBlock(block);
+      hits.push(...found.hits);
+      if (found.stopped) return hits;
+    }
+    return hits;
   }
-  return hits;
+  // A flow: the first OR-group whose every term matches gives the hits; a term that does not match
+  // ends its group, and the blocks after it in the group are not sent.
+  for (const group of template.flow) {
+    const hits: TemplateHit[] = [];
+    let holds = true;
+    for (const term of group) {
+      const blocks = term === undefined ? template.http : [template.http[term]];
+      const found: TemplateHit[] = [];
+      for (const block of blocks) {
+        const ran = await runBlock(block);
+        found.push(...ran.hits);
+        if (ran.stopped) return [];
+      }
+      if (found.length === 0) {
+        holds = false;
+        break;
+      }
+      hits.push(...found);
+    }
+    if (holds) return hits;
+  }
+  return [];
 }
 
 /** One round of a block's requests; `stopped` when the run or the template's time ended it. */

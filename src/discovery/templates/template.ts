@@ -114,8 +114,18 @@ export interface SslBlock extends Operators {
   versions?: { min: SslVersion; max: SslVersion };
 }
 
+/**
+ * A `flow` of the common form: calls of the template's http blocks (`http(1)`, `http()` for all)
+ * joined by `&&` and `||` (`&&` binding tighter), evaluated left to right with short-circuit: a
+ * block runs only when the expression still needs it. As OR-groups of AND-terms, block numbers
+ * from 0 (undefined: every block).
+ */
+export type Flow = Array<Array<number | undefined>>;
+
 export interface Template {
   id: string;
+  /** The template's `flow`, when it has one (its http blocks then run as it says). */
+  flow?: Flow;
   /** Where it was read from, and the SHA-256 of its bytes. */
   file: string;
   sha256: string;
@@ -642,9 +652,44 @@ class Reader {
   }
 }
 
+const FLOW_CALL = /^(http|dns|ssl|tcp|network|code|javascript|headless)\((\d*)\)$/;
+
+/** A flow of http block calls joined by && and || (the common form); anything else is refused. */
+function parseFlow(raw: unknown, httpBlocks: number): Flow {
+  if (typeof raw !== "string") return fail(`"flow" must be a text`);
+  const text = raw.trim();
+  if (text.length > 500) fail(`"flow" is longer than the 500 characters of the supported form`);
+  // Only protocol calls and && / || may be there: a loop, a condition or a variable is JavaScript.
+  if (
+    text
+      .replace(/\b[a-z]+\(\d*\)/g, "")
+      .replace(/&&|\|\|/g, "")
+      .trim() !== ""
+  )
+    fail(
+      `"flow" uses JavaScript beyond protocol calls joined by && and ||, which Sightline does not support`,
+    );
+  return text.split("||").map((group) =>
+    group.split("&&").map((term) => {
+      const call = FLOW_CALL.exec(term.trim());
+      if (!call)
+        return fail(
+          `"flow" term "${term.trim()}" is not a protocol call such as http(1); only && and || join them`,
+        );
+      if (call[1] !== "http")
+        return fail(`"flow" calls ${call[1]}(), and Sightline runs flows of http blocks only`);
+      if (call[2] === "") return undefined;
+      const index = Number(call[2]);
+      if (index < 1 || index > httpBlocks)
+        fail(`"flow" calls http(${index}), but the template has ${httpBlocks} http block(s)`);
+      return index - 1;
+    }),
+  );
+}
+
 export const DNS_TYPES = ["A", "AAAA", "CNAME", "NS", "TXT", "MX", "SOA", "CAA", "SRV", "PTR"];
 
-const TOP_LEVEL = ["id", "info", "variables", "http", "requests", "tcp", "network", "dns", "ssl"];
+const TOP_LEVEL = ["id", "info", "variables", "flow", "http", "requests", "tcp", "network", "dns", "ssl"];
 
 function info(raw: unknown): TemplateInfo {
   if (!isObject(raw)) return fail(`"info" must be a mapping`);
@@ -695,7 +740,6 @@ export function parseTemplate(source: string | Buffer, file: string, from?: Temp
           "websocket",
           "whois",
           "workflows",
-          "flow",
           "self-contained",
           "multi",
         ].includes(key)
@@ -730,5 +774,6 @@ export function parseTemplate(source: string | Buffer, file: string, from?: Temp
   if (protocols.length === 0) fail("has no http, tcp/network, dns or ssl block");
   if (protocols.length > 1)
     fail("mixes protocols in one template (a flow), which Sightline does not support");
+  if (raw.flow !== undefined) template.flow = parseFlow(raw.flow, template.http.length);
   return template;
 }

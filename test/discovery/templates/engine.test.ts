@@ -407,6 +407,43 @@ http:
     assert.equal(ctx.issues[0].details.uri, `${base}/files/secret.bak`);
   });
 
+  const flowing = (flow: string, firstWord: string) => `${header("flowing")}flow: ${flow}
+http:
+  - method: GET
+    path: ["{{BaseURL}}/page"]
+    matchers:
+      - type: word
+        words: ["${firstWord}"]
+  - raw:
+      - |
+        POST /sign-in HTTP/1.1
+        Host: {{Hostname}}
+        Content-Type: application/x-www-form-urlencoded
+
+        user=admin&pass=admin
+    matchers:
+      - type: word
+        words: ["Welcome"]
+`;
+
+  test("flow http(1) && http(2): the second block is sent only when the first matched", async () => {
+    signIns.length = 0;
+    const both = await run(flowing("http(1) && http(2)", "Hello"));
+    assert.equal(both.issues.length, 1, both.notes.join("\n"));
+    assert.deepEqual(both.issues[0].details.matched_at, [`${base}/page`, `${base}/sign-in`]);
+    assert.equal(signIns.length, 1);
+    signIns.length = 0;
+    const first = await run(flowing("http(1) && http(2)", "Nope"));
+    assert.equal(first.issues.length, 0);
+    assert.deepEqual(signIns, [], "the second block was never sent");
+  });
+
+  test("flow http(1) || http(2): the second block runs when the first did not match", async () => {
+    const either = await run(flowing("http(1) || http(2)", "Nope"));
+    assert.equal(either.issues.length, 1);
+    assert.equal(either.issues[0].details.uri, `${base}/sign-in`);
+  });
+
   test("the host-name variables: RDN, DN, TLD and SD by the public suffix list", async () => {
     const ctx = await run(
       `${header("vars")}http:\n  - path: ["{{BaseURL}}/vars?rdn={{RDN}}&dn={{DN}}&tld={{TLD}}&sd={{SD}}&fqdn={{FQDN}}"]\n    matchers:\n      - type: status\n        status: [200]\n    extractors:\n      - type: regex\n        name: seen\n        regex: ["\\\\?.+"]\n`,
@@ -492,6 +529,23 @@ http:
       assert.ok(
         ctx.notes.some((note) => /stopped following redirects .* after 5 hops/.test(note)),
         ctx.notes.join("\n"),
+      );
+    });
+
+    test("a flow beyond calls joined by && and || is refused, naming what it uses", async () => {
+      const flow = (text: string) =>
+        `${header("f")}flow: ${JSON.stringify(text)}\nhttp:\n  - path: ["{{BaseURL}}/page"]\n    matchers:\n      - type: status\n        status: [200]\n`;
+      assert.match(
+        await reasonFor(flow("for (let x of iterate(a)) { http(1) }")),
+        /JavaScript beyond protocol calls/,
+      );
+      assert.match(
+        await reasonFor(flow("dns(1) && http(1)")),
+        /calls dns\(\), and Sightline runs flows of http blocks only/,
+      );
+      assert.match(
+        await reasonFor(flow("http(1) && http(3)")),
+        /calls http\(3\), but the template has 1 http block/,
       );
     });
 
