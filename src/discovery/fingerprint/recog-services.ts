@@ -1,8 +1,8 @@
 /**
  * What Recog's databases say of the texts service identification and the HTTP module already read: a
  * service's greeting (SSH, FTP, SMTP, POP3, IMAP, NNTP, telnet, a MySQL greeting's version), a UDP
- * service's answer (SNMP sysDescr, NTP's variables, DNS `version.bind`), and a web response's
- * `Server`, `X-Powered-By`, `WWW-Authenticate`, cookies and title. Each text is put as Recog's
+ * service's answer (SNMP sysDescr, SIP's Server), a web response's `Server`, `X-Powered-By`,
+ * `WWW-Authenticate`, cookies and title, and a certificate's subject and issuer. Each text is put as Recog's
  * examples write it (the reply code, `SSH-2.0-` or `+OK` taken off) before it is matched.
  *
  * A match gives a product (display name, CPE 2.3 with its version) and, where the fingerprint tells
@@ -172,4 +172,43 @@ export function recogHttpDetections(evidence: HttpEvidence): Detection[] {
     });
   }
   return detections;
+}
+
+/** Node writes a name one attribute a line, in the certificate's order; Recog reads RFC 4514's, CN first. */
+const rfc4514 = (name: string) =>
+  name
+    .split("\n")
+    .filter(Boolean)
+    .reverse()
+    .map((attribute) => {
+      const at = attribute.indexOf("=");
+      return `${attribute.slice(0, at)}=${attribute.slice(at + 1).replace(/([,+"\\<>;])/g, "\\$1")}`;
+    })
+    .join(",");
+
+/**
+ * What Recog's x509 databases say of a certificate's subject and issuer (Node's form of the names):
+ * the device or product that made it (a router's or a firewall's own certificate), as entity details
+ * (`device` its kind, `hardware` and `os` with their CPEs, `product`, `fingerprint_rule`). Empty when
+ * neither name tells anything (a public CA's issuer names no device).
+ */
+export function recogCertificate(subject: string, issuer: string): Record<string, string> {
+  for (const [kind, name] of [
+    ["x509.subject", subject],
+    ["x509.issuer", issuer],
+  ] as const) {
+    const match = name ? recogIdentify(kind, rfc4514(name)) : undefined;
+    const found = match && recogProduct(match);
+    if (!found) continue;
+    // What kind of device it is ("Router", "Firewall"); `hardware` names it.
+    const device = match.params["hw.device"] ?? match.params["os.device"];
+    return {
+      ...(found.name ? { product: found.name } : {}),
+      ...(found.cpe ? { product_cpe: found.cpe } : {}),
+      ...(device ? { device } : {}),
+      ...found.facts,
+      fingerprint_rule: found.rule,
+    };
+  }
+  return {};
 }

@@ -12,6 +12,7 @@ import type { EntityRef } from "../../core/entities.ts";
 import { normaliseHostname } from "../../core/seeds.ts";
 import { serviceEndpoint } from "../../core/service-names.ts";
 import { issue } from "../findings.ts";
+import { recogCertificate } from "../fingerprint/recog-services.ts";
 import type { DiscoveryModule } from "../module.ts";
 import { legacyContext, modernContext, type NodeTlsVersion, versionContext } from "../net/secure-contexts.ts";
 import { acceptedAt, BROAD_CIPHERS, helloProbe, TLS_VERSIONS, WEAK_CIPHERS } from "../net/tls-hello.ts";
@@ -221,6 +222,8 @@ export const tlsCertificates: DiscoveryModule = {
         self_signed: facts.selfSigned,
         expired: facts.expired,
         endpoints: [entity.name],
+        // The device a certificate of its own names (a router, a firewall, a camera), by Recog's x509 data.
+        ...recogCertificate(result.certificate.subject, result.certificate.issuer),
       },
     });
     for (const dnsName of names.slice(0, most)) {

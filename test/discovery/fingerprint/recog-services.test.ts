@@ -4,6 +4,7 @@ import type { HttpEvidence } from "../../../src/core/facts.ts";
 import { fingerprintHttp } from "../../../src/discovery/fingerprint/fingerprint.ts";
 import { readRecogDatabase } from "../../../src/discovery/fingerprint/recog.ts";
 import {
+  recogCertificate,
   recogKindOf,
   recogService,
   splitVersion,
@@ -127,6 +128,23 @@ describe("the machine Recog reads in an answer that names no product", () => {
       "",
     );
     assert.deepEqual(Object.keys(identity).sort(), ["banner", "identified_by", "service", "tls"]);
+  });
+});
+
+describe("a certificate's subject and issuer", () => {
+  it("a router's own certificate names the device; a site's certificate from a public CA names none", () => {
+    assert.deepEqual(
+      recogCertificate(
+        "C=US\nL=Irvine\nO=Cisco-Linksys, LLC\nOU=RV042\nCN=00:22:6b:ef:1e:d0",
+        "C=US\nO=X\nCN=Y",
+      ),
+      {
+        device: "Broadband Router",
+        hardware: "Cisco RV042",
+        fingerprint_rule: "recog x509.subject: Cisco / Linksys Router",
+      },
+    );
+    assert.deepEqual(recogCertificate("CN=www.acme.test", "C=US\nO=Let's Encrypt\nCN=R3"), {});
   });
 });
 
