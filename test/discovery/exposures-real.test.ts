@@ -131,6 +131,12 @@ describe("exposure checks against real servers, exposed and locked down", { skip
         assert.deepEqual(checked.issues, [], "the locked-down agent raises no exposure");
       }
     }
+    const rpcbind = lab.servers.find((s) => s.name === "rpcbind")!;
+    const rpc = await runModule(udpScan, { kind: "IpAddress", name: rpcbind.ip }, { timeoutMs: 800 });
+    const [portmapper] = rpc.entities.filter((e) => e.kind === "NetworkService");
+    assert.equal(portmapper?.name, `${rpcbind.ip}:111/udp`);
+    assert.equal(portmapper?.details?.service, "rpcbind");
+    assert.match(String(portmapper?.details?.banner), /^RPC portmapper: portmapper v2–4/);
     const memcached = lab.servers.find((s) => s.name === "memcached" && s.exposed)!;
     const outcome = await runModule(udpScan, { kind: "IpAddress", name: memcached.ip }, { timeoutMs: 800 });
     const [service] = outcome.entities.filter((e) => e.kind === "NetworkService");

@@ -326,6 +326,19 @@ export const DEFINITIONS: Definition[] = [
     },
   },
   {
+    // rpcbind answers UDP only on the addresses given (-h), though it also listens on TCP 111 of every
+    // address while it runs; it has no authentication to lock down, so the locked-down twin is absent.
+    name: "rpcbind",
+    binary: "rpcbind",
+    octet: 11,
+    port: 111,
+    protocol: "udp",
+    service: "rpcbind",
+    expected: ["rpcbind_exposed"],
+    lockedDownAbsent: true,
+    command: (_dir, ip) => ({ command: "rpcbind", args: ["-f", "-h", ip] }),
+  },
+  {
     name: "rsync",
     binary: "rsync",
     octet: 9,
@@ -429,7 +442,7 @@ const onPath = (binary: string) =>
 
 /** Debian packages whose servers the lab runs (what `.ci/run` installs). */
 export const PACKAGES =
-  "redis-server memcached mosquitto vsftpd slapd ldap-utils squid postfix snmpd rsync etcd-server";
+  "redis-server memcached mosquitto vsftpd slapd ldap-utils squid postfix snmpd rpcbind rsync etcd-server";
 
 /** The definitions whose binary is not installed. */
 export const missingServers = (names?: string[]) =>

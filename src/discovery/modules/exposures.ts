@@ -15,6 +15,7 @@ import { LDAP_CHECKS } from "../checks/exposures/ldap.ts";
 import { MAIL_CHECKS } from "../checks/exposures/mail.ts";
 import { PROXY_CHECKS } from "../checks/exposures/proxy.ts";
 import { REMOTE_AND_DATABASE_CHECKS } from "../checks/exposures/remote-and-databases.ts";
+import { RPC_CHECKS } from "../checks/exposures/rpc.ts";
 import { SMB_CHECKS } from "../checks/exposures/smb.ts";
 import { SNMP_CHECKS } from "../checks/exposures/snmp.ts";
 import type { DiscoveryModule } from "../module.ts";
@@ -28,6 +29,7 @@ export const EXPOSURE_CHECKS: readonly ExposureCheck[] = [
   ...PROXY_CHECKS,
   ...REMOTE_AND_DATABASE_CHECKS,
   ...SMB_CHECKS,
+  ...RPC_CHECKS,
   ...SNMP_CHECKS,
 ];
 

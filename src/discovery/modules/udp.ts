@@ -1,7 +1,7 @@
 /**
  * The UDP probe pass: for each address, one protocol-correct question per well-known UDP service
- * (DNS, SNMP v1/v2c and SNMPv3 engine discovery, NTP, SSDP, mDNS, NetBIOS name service, IKE, TFTP,
- * memcached, SIP, OpenVPN). UDP has no
+ * (DNS, SNMP v1/v2c and SNMPv3 engine discovery, NTP, the RPC portmapper, SSDP, mDNS, NetBIOS name
+ * service, IKE, TFTP, memcached, SIP, OpenVPN). UDP has no
  * handshake, so a port is reported only when it answered — as a NetworkService "1.2.3.4:161/udp" with
  * `protocol: "udp"`, named by what it said when the answer has the protocol's shape (`unknown` when
  * it does not). An address's questions go out together in one throttle slot; each answer is read
@@ -11,6 +11,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { isIPv6 } from "node:net";
+import {
+  describeRegistrations,
+  parsePortmapperDump,
+  portmapperDump,
+  portmapperXid,
+} from "../checks/exposures/rpc.ts";
 import {
   enterpriseName,
   parseSnmpResponse,
@@ -187,6 +193,15 @@ export const UDP_PROBES: readonly UdpProbe[] = [
           ? ""
           : `, enterprise ${engine.enterprise}${vendor ? ` (${vendor})` : ""}`;
       return `SNMPv3 engine ${engine.engineId}${enterprise}, boots ${engine.boots}`;
+    },
+  },
+  {
+    service: "rpcbind",
+    port: 111,
+    payload: () => portmapperDump(1 + Math.floor(Math.random() * 0x7fff_fffe)),
+    read: (answer, payload) => {
+      const registrations = parsePortmapperDump(answer, portmapperXid(payload));
+      return registrations ? `RPC portmapper: ${describeRegistrations(registrations)}` : undefined;
     },
   },
   {
