@@ -151,7 +151,10 @@ type ProfileOptions = {
 function profileOptions(command: Command): Command {
   return command
     .option("--profile <preset>", "scan profile preset: quick, default or thorough")
-    .option("--ports <ports>", 'TCP ports: top100, top1000 or a list such as "22,80,443,8000-8100"')
+    .option(
+      "--ports <ports>",
+      'TCP ports: top1000 (the default), top100 or a list such as "22,80,443,8000-8100"',
+    )
     .option("--udp", "run the UDP pass")
     .option("--no-udp", "skip the UDP pass")
     .option("--wordlist <list>", "subdomain brute force: off, small or large")

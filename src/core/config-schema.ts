@@ -93,12 +93,12 @@ export const CONFIG_SCHEMA = Type.Object(
       env: "SIGHTLINE_SCAN_DENY",
       description: "CIDRs and names never touched, on top of the built-in deny list.",
     }),
-    ports: text("top100", {
+    ports: text("top1000", {
       env: "SIGHTLINE_PORTS",
       pattern: "^\\s*(top100|top1000|\\d{1,5}(-\\d{1,5})?(\\s*,\\s*\\d{1,5}(-\\d{1,5})?)*)\\s*$",
       patternMeaning: 'be top100, top1000 or a list such as "22,80,443,8000-8100"',
       description:
-        "Ports scanned on every address: `top100`, `top1000` or a list like `22,80,443,8000-8100`.",
+        "Ports scanned on every address: `top1000` (nmap's 1,000 most frequent and the exposed-datastore ports), `top100` or a list like `22,80,443,8000-8100`.",
     }),
     dnsWordlist: text("small", {
       env: "SIGHTLINE_DNS_WORDLIST",

@@ -81,7 +81,7 @@ describe("run notes, served", () => {
     const shown = await runClientCommand(t, home, ["runs", "show", "noted", String(id)]);
     assert.equal(shown.code, 0, shown.output);
     assert.match(shown.output, new RegExp(`^Run ${id} of noted: finished \\(forced, priority 1\\)`, "m"));
-    assert.match(shown.output, /^Settings: ports top100, depth 4, wordlist small, timeout 200 ms/m);
+    assert.match(shown.output, /^Settings: ports top1000, depth 4, wordlist small, timeout 200 ms/m);
     assert.match(shown.output, /^Notes: \d+ notes$/m);
     assert.match(shown.output, /^ {2}dns: \d+ notes, e\.g\.\n {4}.*\.invalid/m);
   });
