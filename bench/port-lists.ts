@@ -35,8 +35,11 @@ export const portListsBench = {
     };
     const ratio = result.top1000.seconds / result.top100.seconds;
     const nmapRatio = result.nmap100 && result.nmap1000 ? fixed(result.nmap1000 / result.nmap100, 2) : "–";
-    const seconds = (value: number | undefined) =>
-      value === undefined ? "not installed" : `${fixed(value)} s`;
+    const nmapAbsent =
+      process.env.SIGHTLINE_BENCH_PORT_LISTS_NMAP === "off"
+        ? "left out (SIGHTLINE_BENCH_PORT_LISTS_NMAP=off)"
+        : "not installed";
+    const seconds = (value: number | undefined) => (value === undefined ? nmapAbsent : `${fixed(value)} s`);
     return [
       `The block ${result.block} with host discovery on: ${result.used} in use (every address refuses every port at once; HTTP on 80 on one in 4, an SSH greeting on 22 on one in 8), every other address silent (routed nowhere inside a network namespace). One embedded server, default settings but the port list; nmap -sT -T4 with its host discovery and --top-ports 100 or 1000 on the same block. The issue's goal: top1000 costs at most 1.5× top100.`,
       "",
