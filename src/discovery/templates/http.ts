@@ -357,7 +357,7 @@ export async function runHttpTemplate(
     const hits: TemplateHit[] = [];
     // Each payload round runs the block's requests with its values (one round without payloads).
     for (const round of block.payloadRounds) {
-      const found = await runRound(block, { ...variables, ...round }, origin, env);
+      const found = await runRound(block, variables, round, origin, env);
       hits.push(...found.hits);
       if (found.stopped) return { hits, stopped: true };
       if (block.stopAtFirstMatch && found.hits.length > 0) break;
@@ -397,13 +397,19 @@ export async function runHttpTemplate(
   return [];
 }
 
-/** One round of a block's requests; `stopped` when the run or the template's time ended it. */
+/**
+ * One round of a block's requests with a payload round's values; `stopped` when the run or the
+ * template's time ended it. What internal extractors find goes into `variables` too, so the template's
+ * later requests and blocks read it, as in nuclei.
+ */
 async function runRound(
   block: HttpBlock,
   variables: DslVariables,
+  round: Record<string, string>,
   origin: URL,
   env: HttpEnvironment,
 ): Promise<{ hits: TemplateHit[]; stopped: boolean }> {
+  const scope: DslVariables = { ...variables, ...round };
   const hits: TemplateHit[] = [];
   const cookies = new Map<string, string>();
   const history: DslVariables = {};
@@ -416,7 +422,7 @@ async function runRound(
     }
     let built: Built;
     try {
-      built = build(spec, variables);
+      built = build(spec, scope);
     } catch (error) {
       env.note(`request ${index + 1} was not sent: ${(error as Error).message}`);
       continue;
@@ -443,11 +449,12 @@ async function runRound(
     if (block.reqCondition)
       for (const [name, value] of Object.entries({ ...parts, ...own }))
         history[`${name}_${index + 1}`] = value;
-    const all = { ...variables, ...history, ...parts, ...own };
+    const all = { ...scope, ...history, ...parts, ...own };
     const result = runOperators(block, {
       variables: all,
       bytes: { body: exchange.body, raw: exchange.body },
     });
+    Object.assign(scope, result.internal);
     Object.assign(variables, result.internal);
     last = { exchange, result, parts: all };
     if (block.reqCondition) continue;

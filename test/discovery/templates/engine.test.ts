@@ -378,6 +378,27 @@ http:
         words: ["Welcome"]
 `;
 
+  test("an internal extractor of one block feeds the next block's requests", async () => {
+    const ctx = await run(`${header("two-blocks")}http:
+  - method: GET
+    path: ["{{BaseURL}}/token"]
+    extractors:
+      - type: json
+        name: token
+        internal: true
+        json: [".token"]
+  - method: GET
+    path: ["{{BaseURL}}/use-token"]
+    headers:
+      Authorization: "Bearer {{token}}"
+    matchers:
+      - type: word
+        words: ["token accepted"]
+`);
+    assert.equal(ctx.issues.length, 1, ctx.notes.join("\n"));
+    assert.equal(ctx.issues[0].details.uri, `${base}/use-token`);
+  });
+
   test("clusterbomb payloads: every user with every password, until the first match", async () => {
     signIns.length = 0;
     const ctx = await run(login("clusterbomb"));
