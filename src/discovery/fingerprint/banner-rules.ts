@@ -151,6 +151,14 @@ export const BANNER_RULES: BannerRule[] = [
   },
 ];
 
+const RULE_NAMES = new Map(
+  BANNER_RULES.toReversed().map((rule) => [`${rule.vendor}:${rule.product}`, rule.name]),
+);
+
+/** The name these rules give a CPE product (so a service, an application and Recog name it alike). */
+export const ruleName = (vendor: string, product: string): string | undefined =>
+  RULE_NAMES.get(`${vendor}:${product}`);
+
 /** Shodan-compatible favicon hashes of well-known default icons. */
 export const FAVICON_RULES: Record<number, Omit<BannerRule, "pattern">> = {
   116323821: { name: "Spring Boot", vendor: "vmware", product: "spring_boot", tags: ["Web frameworks"] },

@@ -10,7 +10,7 @@
  */
 import { formatCpe, parseCpe } from "../../core/cpe.ts";
 import type { Detection, HttpEvidence } from "../../core/facts.ts";
-import { BANNER_RULES } from "./banner-rules.ts";
+import { ruleName } from "./banner-rules.ts";
 import { type RecogMatch, recogIdentify, toCpe23 } from "./recog.ts";
 
 /** The Recog database for each protocol Sightline names, and how a banner is turned into its text. */
@@ -54,11 +54,6 @@ export interface RecogProduct {
   rule: string;
 }
 
-/** The name the project's banner rules give a CPE product, so Recog's and Sightline's read alike. */
-const RULE_NAMES = new Map(
-  BANNER_RULES.toReversed().map((rule) => [`${rule.vendor}:${rule.product}`, rule.name]),
-);
-
 /** NVD keeps a release suffix apart from the version (OpenSSH "8.9" + "p1", ProFTPD "1.3.5" + "a"). */
 export function splitVersion(version: string): { version: string; update: string } {
   const parts = /^(\d+(?:\.\d+)+)(p\d+|rc\d+|[a-z])$/.exec(version);
@@ -86,7 +81,7 @@ export function recogProduct(match: RecogMatch): RecogProduct | undefined {
   const shown = params["service.vendor"];
   const name = !productName
     ? ""
-    : (RULE_NAMES.get(`${vendor}:${product}`) ??
+    : (ruleName(vendor, product) ??
       (shown && !productName.toLowerCase().startsWith(shown.toLowerCase())
         ? `${shown} ${productName}`
         : productName));

@@ -9,7 +9,7 @@ import { parseCpe } from "../../core/cpe.ts";
 import type { Detection } from "../../core/facts.ts";
 import { serviceIdentityOf } from "../../core/service-identity.ts";
 import { inferredCveIssues } from "../checks/inferred-cve.ts";
-import { BANNER_RULES } from "../fingerprint/banner-rules.ts";
+import { ruleName } from "../fingerprint/banner-rules.ts";
 import {
   type CveLookup,
   displayVersion,
@@ -18,11 +18,6 @@ import {
   toFingerprints,
 } from "../fingerprint/fingerprint.ts";
 import type { DiscoveryModule } from "../module.ts";
-
-/** The name the project's rules give a product (so a service and an application name it alike). */
-const RULE_NAMES = new Map(
-  BANNER_RULES.toReversed().map((rule) => [`${rule.vendor}:${rule.product}`, rule.name]),
-);
 
 /**
  * Web servers' products are the application's (the web module reads the same Server header and more):
@@ -37,7 +32,7 @@ export function identityDetection(details: Record<string, unknown>): Detection |
   if (!cpe || !identity.product || WEB_SERVER_SERVICES.has(identity.service ?? "")) return undefined;
   const concrete = (value: string) => (value === "*" || value === "-" ? "" : value);
   return {
-    name: RULE_NAMES.get(`${cpe.vendor}:${cpe.product}`) ?? identity.product,
+    name: ruleName(cpe.vendor, cpe.product) ?? identity.product,
     vendor: cpe.vendor,
     product: cpe.product,
     part: (cpe.part as Detection["part"]) || "a",

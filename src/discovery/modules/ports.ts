@@ -111,8 +111,10 @@ export const portScan: DiscoveryModule = {
     const identifications: Promise<void>[] = [];
     /** Open ports nothing but their number named, held until the scan shows what the host is. */
     const namedByPort: Array<{ port: number; identity: ServiceIdentity }> = [];
-    let services = 0;
+    /** Services listed so far. */
+    let listed = 0;
     const emitService = (port: number, identity: ServiceIdentity) => {
+      listed++;
       ctx.emit({
         kind: "NetworkService",
         name: serviceName(address, port),
@@ -135,7 +137,6 @@ export const portScan: DiscoveryModule = {
         slot: (work) => ctx.throttle.run(address, work, ctx.signal),
       }).catch(() => undefined);
       if (!identity) return; // aborted while waiting for a slot
-      services++;
       // Named by its number alone: listed once the scan has shown the host does not accept every port.
       if (identity.identified_by === "port") namedByPort.push({ port, identity });
       else emitService(port, identity);
@@ -226,7 +227,7 @@ export const portScan: DiscoveryModule = {
     // On such a host a port named only by its number is the host's accepting, not a service.
     if (everyPort)
       ctx.note(
-        `${address} accepts a connection on every port (${open.length} of ${ports.length} scanned): a SYN proxy or tarpit; only the ${services - namedByPort.length} port(s) that answered as a service are listed.`,
+        `${address} accepts a connection on every port (${open.length} of ${ports.length} scanned): a SYN proxy or tarpit; only the ${listed} port(s) that answered as a service are listed.`,
       );
     else for (const { port, identity } of namedByPort) emitService(port, identity);
     ctx.emit({

@@ -139,6 +139,10 @@ function netbiosNames(answer: Buffer): string[] {
   return names;
 }
 
+/** A SIP answer's Server (or User-Agent) header. */
+const sipAgent = (answer: Buffer) =>
+  /^(?:server|user-agent):\s*(.+?)\r?$/im.exec(answer.toString("latin1"))?.[1];
+
 export const UDP_PROBES: readonly UdpProbe[] = [
   {
     service: "domain",
@@ -259,10 +263,10 @@ export const UDP_PROBES: readonly UdpProbe[] = [
     read: (answer) => {
       const text = answer.toString("latin1");
       if (!/^SIP\/2\.0 \d{3}/.test(text)) return undefined;
-      const agent = /^(?:server|user-agent):\s*(.+?)\r?$/im.exec(text)?.[1];
+      const agent = sipAgent(answer);
       return `${text.split("\r\n")[0]}${agent ? `, ${agent}` : ""}`;
     },
-    text: (answer) => /^(?:server|user-agent):\s*(.+?)\r?$/im.exec(answer.toString("latin1"))?.[1],
+    text: sipAgent,
   },
   {
     service: "mdns",

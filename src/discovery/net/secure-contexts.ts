@@ -8,7 +8,6 @@ import { createSecureContext, type SecureContext } from "node:tls";
 
 let modern: SecureContext | undefined;
 let lenient: SecureContext | undefined;
-let legacy: SecureContext | undefined;
 
 /** Node's defaults: what web requests and templates use, as a browser-like client would. */
 export function modernContext(): SecureContext {
@@ -23,14 +22,7 @@ export function lenientContext(): SecureContext {
 }
 
 /** Only TLS 1.0 and 1.1: the handshake that tells whether a server still accepts them. */
-export function legacyContext(): SecureContext {
-  legacy ??= createSecureContext({
-    minVersion: "TLSv1",
-    maxVersion: "TLSv1.1",
-    ciphers: "DEFAULT:@SECLEVEL=0",
-  });
-  return legacy;
-}
+export const legacyContext = (): SecureContext => versionContext("tls10", "tls11");
 
 const NODE_VERSIONS = { tls10: "TLSv1", tls11: "TLSv1.1", tls12: "TLSv1.2", tls13: "TLSv1.3" } as const;
 export type NodeTlsVersion = keyof typeof NODE_VERSIONS;

@@ -364,33 +364,30 @@ export async function runHttpTemplate(
     }
     return { hits, stopped: false };
   };
-  if (!template.flow) {
+  /** The hits of some blocks in turn; `stopped` as for one block. */
+  const runBlocks = async (blocks: HttpBlock[]) => {
     const hits: TemplateHit[] = [];
-    for (const block of template.http) {
+    for (const block of blocks) {
       const found = await runBlock(block);
       hits.push(...found.hits);
-      if (found.stopped) return hits;
+      if (found.stopped) return { hits, stopped: true };
     }
-    return hits;
-  }
+    return { hits, stopped: false };
+  };
+  if (!template.flow) return (await runBlocks(template.http)).hits;
   // A flow: the first OR-group whose every term matches gives the hits; a term that does not match
   // ends its group, and the blocks after it in the group are not sent.
   for (const group of template.flow) {
     const hits: TemplateHit[] = [];
     let holds = true;
     for (const term of group) {
-      const blocks = term === undefined ? template.http : [template.http[term]];
-      const found: TemplateHit[] = [];
-      for (const block of blocks) {
-        const ran = await runBlock(block);
-        found.push(...ran.hits);
-        if (ran.stopped) return [];
-      }
-      if (found.length === 0) {
+      const ran = await runBlocks(term === undefined ? template.http : [template.http[term]]);
+      if (ran.stopped) return [];
+      if (ran.hits.length === 0) {
         holds = false;
         break;
       }
-      hits.push(...found);
+      hits.push(...ran.hits);
     }
     if (holds) return hits;
   }
